@@ -1,0 +1,97 @@
+# xg -- see README.md.  Paths and flags live in config.mk.
+include config.mk
+
+ifeq ($(DEVELOPER),1)
+CFLAGS += $(DEVELOPER_CFLAGS)
+endif
+ifeq ($(SANITIZE),1)
+CFLAGS += $(SANITIZE_FLAGS)
+LDFLAGS += $(SANITIZE_FLAGS)
+endif
+
+LIB_SRC := $(sort $(wildcard lib/*.c lib/*/*.c))
+LIB_OBJ := $(LIB_SRC:.c=.o)
+LIB_HDR := $(wildcard lib/*.h lib/*/*.h)
+CMD_SRC := $(sort $(wildcard cmd/*.c))
+PROGS := $(patsubst cmd/%.c,bin/%,$(CMD_SRC))
+DRIVER_SRC := $(sort $(wildcard tests/drivers/*.c))
+DRIVERS := $(patsubst tests/drivers/%.c,tests/bin/%,$(DRIVER_SRC))
+MAN1 := $(wildcard man/*.1)
+MAN5 := $(wildcard man/*.5)
+MAN7 := $(wildcard man/*.7)
+
+all: $(PROGS)
+
+# Objects are rebuilt whenever the flags change (SANITIZE=1 after a plain
+# build, say), as git does with GIT-CFLAGS.
+.build-flags: FORCE
+	@f='$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS)'; \
+	if [ "$$f" != "$$(cat $@ 2>/dev/null)" ]; then printf '%s\n' "$$f" > $@; fi
+
+%.o: %.c $(LIB_HDR) .build-flags
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+lib/libxg.a: $(LIB_OBJ)
+	rm -f $@
+	$(AR) rcs $@ $(LIB_OBJ)
+
+bin/%: cmd/%.o lib/libxg.a
+	@mkdir -p bin
+	$(CC) $(LDFLAGS) -o $@ $< lib/libxg.a $(LDLIBS)
+
+tests/bin/%: tests/drivers/%.o lib/libxg.a
+	@mkdir -p tests/bin
+	$(CC) $(LDFLAGS) -o $@ $< lib/libxg.a $(LDLIBS)
+
+# VALGRIND=1 puts wrappers that run each program under valgrind first on
+# PATH; the tests do not need to know.
+check: all $(DRIVERS)
+	@rm -rf tests/vgbin
+ifeq ($(VALGRIND),1)
+	@mkdir -p tests/vgbin; for p in $(PROGS) $(DRIVERS); do \
+	  n=$${p##*/}; printf '#!/bin/sh\nexec valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=1 "%s" "$$@"\n' "$(CURDIR)/$$p" > tests/vgbin/$$n; \
+	  chmod +x tests/vgbin/$$n; done
+endif
+	PATH="$(CURDIR)/tests/vgbin:$(CURDIR)/bin:$(CURDIR)/tests/bin:$$PATH" XG_SRCDIR="$(CURDIR)" \
+	  bats $(BATSFLAGS) tests
+
+lint-man:
+	mandoc -Tlint -Wwarning $(MAN1) $(MAN5) $(MAN7)
+
+bench: all
+	@for b in bench/*.sh; do echo "== $$b"; sh $$b || exit 1; done
+
+install: all
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+	  $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(SHAREDIR)/prompts \
+	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	cp -f $(PROGS) $(DESTDIR)$(BINDIR)/
+	cp -f $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	cp -f $(MAN5) $(DESTDIR)$(MANDIR)/man5/
+	cp -f $(MAN7) $(DESTDIR)$(MANDIR)/man7/
+	cp -RL share/xg/. $(DESTDIR)$(SHAREDIR)/
+	cp -f completions/xg.bash $(DESTDIR)$(BASHCOMPDIR)/xg
+	cp -f completions/_xg $(DESTDIR)$(ZSHCOMPDIR)/_xg
+	cp -f completions/xg.fish $(DESTDIR)$(FISHCOMPDIR)/xg.fish
+
+uninstall:
+	for p in $(PROGS); do rm -f $(DESTDIR)$(BINDIR)/$${p##*/}; done
+	for m in $(MAN1); do rm -f $(DESTDIR)$(MANDIR)/man1/$${m##*/}; done
+	for m in $(MAN5); do rm -f $(DESTDIR)$(MANDIR)/man5/$${m##*/}; done
+	for m in $(MAN7); do rm -f $(DESTDIR)$(MANDIR)/man7/$${m##*/}; done
+	rm -rf $(DESTDIR)$(SHAREDIR)
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/xg $(DESTDIR)$(ZSHCOMPDIR)/_xg $(DESTDIR)$(FISHCOMPDIR)/xg.fish
+
+# Installs what the build and the tests need on Debian 12, without prompts.
+deps:
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEPS) || \
+	{ DEBIAN_FRONTEND=noninteractive apt-get update && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEPS); }
+
+clean:
+	rm -rf bin tests/bin tests/vgbin lib/libxg.a .build-flags
+	find lib cmd tests -name '*.o' -delete
+
+FORCE:
+.PHONY: all check lint-man bench install uninstall deps clean FORCE
+.SECONDARY: $(LIB_OBJ) $(CMD_SRC:.c=.o) $(DRIVER_SRC:.c=.o)

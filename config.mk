@@ -1,0 +1,26 @@
+# Paths and flags.  Edit here, not in the Makefile.
+VERSION = 0.1.0
+
+PREFIX = /usr/local
+BINDIR = $(PREFIX)/bin
+MANDIR = $(PREFIX)/share/man
+SHAREDIR = $(PREFIX)/share/xg
+BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR = $(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR = $(PREFIX)/share/fish/vendor_completions.d
+
+CC = cc
+CFLAGS = -O2 -g
+CPPFLAGS = -D_GNU_SOURCE -DXG_VERSION='"$(VERSION)"' -DXG_SHAREDIR='"$(SHAREDIR)"' -Ilib
+LDFLAGS = -Wl,--as-needed
+# Every program links against every library; --as-needed keeps only those a
+# program really uses, so xg-classify-plan does not load libcurl or libgit2.
+LDLIBS = -lgit2 -lcurl -ljq -lonig -lpcre2-8 -lm
+
+DEVELOPER_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+SANITIZE_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+# The Debian 12 packages needed to build and test.
+DEPS = build-essential pkg-config libgit2-dev libcurl4-openssl-dev libjq-dev \
+	libonig-dev libpcre2-dev bats bats-assert bats-support mandoc git valgrind \
+	python3 ca-certificates

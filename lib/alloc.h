@@ -1,0 +1,26 @@
+#ifndef XG_ALLOC_H
+#define XG_ALLOC_H
+/*
+ * Allocators that never return NULL: out of memory is exit 70 with a
+ * message, as there is nothing sensible a caller could do instead.
+ */
+void *xg_malloc(size_t n);
+void *xg_calloc(size_t nmemb, size_t size);
+void *xg_realloc(void *p, size_t n);
+char *xg_strdup(const char *s);
+char *xg_strndup(const char *s, size_t n);
+/* A printf into a new string. */
+__attribute__((format(printf, 1, 2)))
+char *xg_asprintf(const char *fmt, ...);
+
+/* Grows an array to hold at least n elements, doubling (git's ALLOC_GROW). */
+#define XG_ALLOC_GROW(p, n, alloc) do { \
+	if ((n) > (alloc)) { \
+		size_t xg_new_ = (alloc) ? (alloc) * 2 : 8; \
+		if (xg_new_ < (n)) xg_new_ = (n); \
+		(p) = xg_realloc((p), xg_new_ * sizeof(*(p))); \
+		(alloc) = xg_new_; \
+	} \
+} while (0)
+
+#endif

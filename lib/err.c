@@ -1,0 +1,81 @@
+#include "xg.h"
+
+const char *xg_progname = "xg";
+
+static void vreport(const char *fmt, va_list ap, int errnum)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: ", xg_progname);
+	vfprintf(stderr, fmt, ap);
+	if (errnum)
+		fprintf(stderr, ": %s", strerror(errnum));
+	fputc('\n', stderr);
+}
+
+void xg_die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(fmt, ap, 0);
+	va_end(ap);
+	exit(code);
+}
+
+void xg_die_errno(int code, const char *fmt, ...)
+{
+	int errnum = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(fmt, ap, errnum);
+	va_end(ap);
+	exit(code);
+}
+
+int xg_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(fmt, ap, 0);
+	va_end(ap);
+	return -1;
+}
+
+int xg_error_errno(const char *fmt, ...)
+{
+	int errnum = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(fmt, ap, errnum);
+	va_end(ap);
+	return -1;
+}
+
+void xg_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(fmt, ap, 0);
+	va_end(ap);
+}
+
+const char *xg_exit_name(int code)
+{
+	switch (code) {
+	case XG_EX_OK: return "ok";
+	case XG_EX_FAIL: return "fail";
+	case XG_EX_USAGE: return "usage";
+	case XG_EX_DATAERR: return "dataerr";
+	case XG_EX_UNAVAILABLE: return "unavailable";
+	case XG_EX_SOFTWARE: return "software";
+	case XG_EX_IOERR: return "ioerr";
+	case XG_EX_TEMPFAIL: return "tempfail";
+	case XG_EX_NOPERM: return "noperm";
+	case XG_EX_CONFIG: return "config";
+	}
+	return "unknown";
+}

@@ -1,0 +1,252 @@
+#include "xg.h"
+#include <sys/file.h>
+#include <libgen.h>
+
+char *xg_path_join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir);
+
+	if (n > 0 && dir[n - 1] == '/')
+		return xg_asprintf("%s%s", dir, name);
+	return xg_asprintf("%s/%s", dir, name);
+}
+
+static char *dir_of(const char *path)
+{
+	char *copy = xg_strdup(path);
+	char *d = xg_strdup(dirname(copy));
+
+	free(copy);
+	return d;
+}
+
+static int fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	/* Some filesystems refuse fsync on a directory; the rename is done. */
+	if (fsync(fd) < 0 && errno != EINVAL && errno != EROFS) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int xg_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
+{
+	char *tmp = xg_asprintf("%s.tmpXXXXXX", path);
+	char *dir = dir_of(path);
+	int fd, rc = -1;
+
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		xg_error_errno("cannot create a temporary file beside '%s'", path);
+		goto out;
+	}
+	if (fchmod(fd, mode) < 0 || write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+		xg_error_errno("cannot write '%s'", tmp);
+		close(fd);
+		unlink(tmp);
+		goto out;
+	}
+	if (close(fd) < 0) {
+		xg_error_errno("cannot write '%s'", tmp);
+		unlink(tmp);
+		goto out;
+	}
+	if (rename(tmp, path) < 0) {
+		xg_error_errno("cannot rename '%s' to '%s'", tmp, path);
+		unlink(tmp);
+		goto out;
+	}
+	if (fsync_dir(dir) < 0) {
+		xg_error_errno("cannot sync directory '%s'", dir);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(tmp);
+	free(dir);
+	return rc;
+}
+
+int xg_read_file(const char *path, struct xg_buf *b)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char chunk[65536];
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		n = read(fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (xg_buf_add(b, chunk, (size_t)n) < 0) {
+			close(fd);
+			errno = EFBIG;
+			return -1;
+		}
+	}
+	if (n < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+int xg_mkdir_p(const char *path, mode_t mode)
+{
+	char *p = xg_strdup(path);
+	char *s;
+
+	for (s = p + 1; ; s++) {
+		if (*s == '/' || *s == '\0') {
+			char c = *s;
+			*s = '\0';
+			if (mkdir(p, mode) < 0 && errno != EEXIST) {
+				xg_error_errno("cannot create directory '%s'", p);
+				free(p);
+				return -1;
+			}
+			*s = c;
+			if (!c)
+				break;
+		}
+	}
+	free(p);
+	return 0;
+}
+
+int xg_lock_timeout_ms(void)
+{
+	const char *s = getenv("XG_LOCK_TIMEOUT");
+	char *end;
+	long n;
+
+	if (!s || !*s)
+		return XG_LOCK_TIMEOUT_MS;
+	n = strtol(s, &end, 10);
+	if (*end || n < 0 || n > INT_MAX)
+		return XG_LOCK_TIMEOUT_MS;
+	return (int)n;
+}
+
+/* The process holding a lock on fd's file, from /proc/locks; 0 if unknown. */
+static long lock_holder(int fd)
+{
+	struct stat st;
+	char line[512];
+	long pid = 0;
+	FILE *fp;
+
+	if (fstat(fd, &st) < 0 || !(fp = fopen("/proc/locks", "r")))
+		return 0;
+	while (fgets(line, sizeof(line), fp)) {
+		unsigned maj, min;
+		unsigned long long ino;
+		long p;
+		char *s = strstr(line, "WRITE ");
+
+		if (!s || sscanf(s + 6, "%ld %x:%x:%llu", &p, &maj, &min, &ino) != 4)
+			continue;
+		if (ino == (unsigned long long)st.st_ino && p > 0) {
+			pid = p;
+			break;
+		}
+	}
+	fclose(fp);
+	return pid;
+}
+
+static void report_busy(const char *path, int fd, int timeout_ms)
+{
+	long pid = lock_holder(fd);
+	char comm[64] = "";
+
+	if (pid > 0) {
+		char proc[64];
+		FILE *fp;
+
+		snprintf(proc, sizeof(proc), "/proc/%ld/comm", pid);
+		if ((fp = fopen(proc, "r"))) {
+			if (fgets(comm, sizeof(comm), fp))
+				comm[strcspn(comm, "\n")] = '\0';
+			fclose(fp);
+		}
+		xg_error("'%s' is locked by process %ld (%s); gave up after %d ms "
+			 "(XG_LOCK_TIMEOUT)", path, pid, *comm ? comm : "unknown", timeout_ms);
+	} else {
+		xg_error("'%s' is locked by another process; gave up after %d ms "
+			 "(XG_LOCK_TIMEOUT)", path, timeout_ms);
+	}
+}
+
+int xg_lock_file(const char *path, int flags, int timeout_ms)
+{
+	struct timespec nap = { 0, 5 * 1000 * 1000 };
+	int fd, waited = 0;
+
+	fd = open(path, flags | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return xg_error_errno("cannot open '%s'", path);
+	/* flock has no timeout of its own; poll in small steps. */
+	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK) {
+			xg_error_errno("cannot lock '%s'", path);
+			close(fd);
+			return -1;
+		}
+		if (waited >= timeout_ms) {
+			report_busy(path, fd, timeout_ms);
+			close(fd);
+			return -2;
+		}
+		nanosleep(&nap, NULL);
+		waited += 5;
+	}
+	return fd;
+}
+
+int xg_append_locked(const char *path, const void *data, size_t len, int timeout_ms)
+{
+	int fd = xg_lock_file(path, O_WRONLY | O_APPEND | O_CREAT, timeout_ms);
+
+	if (fd < 0)
+		return fd;
+	if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+		xg_error_errno("cannot append to '%s'", path);
+		close(fd);
+		return -1;
+	}
+	if (close(fd) < 0)
+		return xg_error_errno("cannot append to '%s'", path);
+	return 0;
+}

@@ -1,0 +1,42 @@
+#ifndef XG_FS_H
+#define XG_FS_H
+/*
+ * Files.  Whole files are written atomically: a temporary file in the same
+ * directory, fsync, rename over the target, fsync of the directory.  A reader
+ * sees the old file or the new one, never a part.  Appends take an exclusive
+ * flock, wait for it at most a timeout, and end with fsync.
+ *
+ * Every function here reports its own error (xg_error) and returns -1; the
+ * lock functions return -2 when the lock was not had in time, which callers
+ * turn into exit 75.
+ */
+#include <stddef.h>
+
+struct xg_buf;
+
+#define XG_LOCK_TIMEOUT_MS 10000
+
+/* Writes data to path atomically with the given mode (e.g. 0644). */
+int xg_write_atomic(const char *path, const void *data, size_t len, mode_t mode);
+/* Reads a whole file into b (appending); -1 on error or past b's ceiling,
+ * with errno ENOENT left for a missing file. */
+int xg_read_file(const char *path, struct xg_buf *b);
+/* Creates a directory and its parents. */
+int xg_mkdir_p(const char *path, mode_t mode);
+
+/*
+ * Opens (creating it 0644 when create is set) and locks path exclusively,
+ * waiting at most timeout_ms (XG_LOCK_TIMEOUT in the environment overrides
+ * the default).  Returns the descriptor, -1 on error, -2 on timeout.
+ */
+int xg_lock_file(const char *path, int flags, int timeout_ms);
+/* The timeout from XG_LOCK_TIMEOUT (milliseconds), or the default. */
+int xg_lock_timeout_ms(void);
+/* Appends data to path under its lock and fsyncs; -2 when the lock timed
+ * out. */
+int xg_append_locked(const char *path, const void *data, size_t len, int timeout_ms);
+
+/* "dir/name" in a new string. */
+char *xg_path_join(const char *dir, const char *name);
+
+#endif

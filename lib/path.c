@@ -1,0 +1,70 @@
+#include "xg.h"
+
+static char *tree(const char *home_sub, const char *xdg_var, const char *fallback,
+		  const char *rel)
+{
+	const char *s;
+	char *base, *out;
+
+	if ((s = getenv("XG_HOME")) && *s)
+		base = xg_asprintf("%s/%s", s, home_sub);
+	else if ((s = getenv(xdg_var)) && *s == '/')
+		base = xg_asprintf("%s/xg", s);
+	else
+		base = xg_asprintf("%s/%s/xg", (s = getenv("HOME")) && *s ? s : "/", fallback);
+	if (!rel || !*rel)
+		return base;
+	out = xg_path_join(base, rel);
+	free(base);
+	return out;
+}
+
+char *xg_path_config(const char *rel)
+{
+	return tree("config", "XDG_CONFIG_HOME", ".config", rel);
+}
+
+char *xg_path_data(const char *rel)
+{
+	return tree("data", "XDG_DATA_HOME", ".local/share", rel);
+}
+
+char *xg_path_state(const char *rel)
+{
+	return tree("state", "XDG_STATE_HOME", ".local/state", rel);
+}
+
+static char *share_base(void)
+{
+	const char *s = getenv("XG_SHARE_DIR");
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (s && *s)
+		return xg_strdup(s);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		char *slash, *cand;
+		struct stat st;
+
+		exe[n] = '\0';
+		if ((slash = strrchr(exe, '/')))
+			*slash = '\0';
+		cand = xg_asprintf("%s/../share/xg", exe);
+		if (stat(cand, &st) == 0 && S_ISDIR(st.st_mode))
+			return cand;
+		free(cand);
+	}
+	return xg_strdup(XG_SHAREDIR);
+}
+
+char *xg_path_share(const char *rel)
+{
+	char *base = share_base(), *out;
+
+	if (!rel || !*rel)
+		return base;
+	out = xg_path_join(base, rel);
+	free(base);
+	return out;
+}

@@ -1,0 +1,19 @@
+#ifndef XG_PATH_H
+#define XG_PATH_H
+/*
+ * Where state lives (design.md section 4).  Each function returns a new
+ * string the caller frees; rel may be NULL or "" for the tree itself.
+ *
+ *   config  $XG_HOME/config, else $XDG_CONFIG_HOME/xg, else ~/.config/xg
+ *   data    $XG_HOME/data,   else $XDG_DATA_HOME/xg,   else ~/.local/share/xg
+ *   state   $XG_HOME/state,  else $XDG_STATE_HOME/xg,  else ~/.local/state/xg
+ *   share   $XG_SHARE_DIR, else ../share/xg beside the running program when it
+ *           exists (an installed tree, or the source tree), else the
+ *           compiled-in $(PREFIX)/share/xg
+ */
+char *xg_path_config(const char *rel);
+char *xg_path_data(const char *rel);
+char *xg_path_state(const char *rel);
+char *xg_path_share(const char *rel);
+
+#endif

@@ -1,0 +1,143 @@
+/*
+ * A driver that exposes libxg's core to the tests: each verb calls one
+ * library function the way a program would.
+ */
+#include "xg.h"
+
+static const char *const usage[] = {
+	"xg-test-lib cat [--rewrite]",
+	"xg-test-lib write-atomic path",
+	"xg-test-lib append path",
+	"xg-test-lib hold-lock path seconds",
+	"xg-test-lib buf max bytes",
+	"xg-test-lib path config|data|state|share [rel]",
+	"xg-test-lib opts [args]",
+	"xg-test-lib die code",
+	NULL
+};
+
+enum { OPT_REWRITE = 1, OPT_QUIET, OPT_LIMIT, OPT_SIZE };
+
+static const struct xg_option options[] = {
+	{ OPT_REWRITE, 0, "rewrite", NULL, "write records through the writer, not raw" },
+	{ OPT_QUIET, 'q', "quiet", NULL, "a flag" },
+	{ OPT_LIMIT, 'n', "limit", "n", "an option with a value" },
+	{ OPT_SIZE, 0, "size", "bytes", "a size" },
+	{ 0 }
+};
+
+static const struct xg_command cmd = {
+	"xg-test-lib", "Exercise libxg's core for the tests.", usage, options
+};
+
+static int do_cat(int rewrite)
+{
+	struct xg_rec_reader r;
+	struct xg_rec_writer w;
+	struct xg_rec rec;
+	int rc = 0;
+
+	xg_rec_reader_init(&r, 0, "standard input");
+	xg_rec_writer_init(&w, stdout);
+	while (xg_rec_next_or_die(&r, &rec) > 0) {
+		if (rewrite)
+			rc = xg_rec_write(&w, jv_copy(rec.v));
+		else
+			rc = xg_rec_pass(&w, &rec);
+		xg_rec_release(&rec);
+		if (rc < 0)
+			break;
+	}
+	xg_rec_writer_release(&w);
+	xg_rec_reader_release(&r);
+	return 0;
+}
+
+static struct xg_buf read_stdin(void)
+{
+	struct xg_buf b = XG_BUF_INIT(0);
+	char chunk[4096];
+	ssize_t n;
+
+	while ((n = read(0, chunk, sizeof(chunk))) > 0)
+		xg_buf_add(&b, chunk, (size_t)n);
+	return b;
+}
+
+int main(int argc, char **argv)
+{
+	struct xg_opts o;
+	const char *arg, *verb;
+	int id, rewrite = 0, rc = 0;
+
+	xg_prog_init("xg-test-lib");
+	xg_opt_init(&o, &cmd, argc, argv);
+	while ((id = xg_opt_next(&o, &arg)) != -1) {
+		switch (id) {
+		case OPT_REWRITE:
+			rewrite = 1;
+			break;
+		case OPT_QUIET:
+			printf("quiet\n");
+			break;
+		case OPT_LIMIT:
+			printf("limit=%llu\n", xg_opt_number(&cmd, "--limit", arg, 0));
+			break;
+		case OPT_SIZE:
+			printf("size=%llu\n", xg_opt_number(&cmd, "--size", arg, 1));
+			break;
+		}
+	}
+	if (o.nargs < 1)
+		xg_usage_error(&cmd, "a verb is needed");
+	verb = o.args[0];
+	if (!strcmp(verb, "cat")) {
+		rc = do_cat(rewrite);
+	} else if (!strcmp(verb, "write-atomic") && o.nargs == 2) {
+		struct xg_buf b = read_stdin();
+		rc = xg_write_atomic(o.args[1], b.buf, b.len, 0644) < 0 ? XG_EX_IOERR : 0;
+		xg_buf_release(&b);
+	} else if (!strcmp(verb, "append") && o.nargs == 2) {
+		struct xg_buf b = read_stdin();
+		int r = xg_append_locked(o.args[1], b.buf, b.len, xg_lock_timeout_ms());
+		rc = r == -2 ? XG_EX_TEMPFAIL : r < 0 ? XG_EX_IOERR : 0;
+		xg_buf_release(&b);
+	} else if (!strcmp(verb, "hold-lock") && o.nargs == 3) {
+		int fd = xg_lock_file(o.args[1], O_WRONLY | O_CREAT, 0);
+		if (fd < 0)
+			return XG_EX_TEMPFAIL;
+		printf("locked\n");
+		fflush(stdout);
+		sleep((unsigned)atoi(o.args[2]));
+		close(fd);
+	} else if (!strcmp(verb, "buf") && o.nargs == 3) {
+		struct xg_buf b = XG_BUF_INIT(strtoul(o.args[1], NULL, 10));
+		unsigned long i, n = strtoul(o.args[2], NULL, 10);
+		for (i = 0; i < n; i++)
+			if (xg_buf_addch(&b, 'x') < 0) {
+				printf("refused at %lu, len %zu\n", i, b.len);
+				break;
+			}
+		if (i == n)
+			printf("len %zu\n", b.len);
+		xg_buf_release(&b);
+	} else if (!strcmp(verb, "path") && o.nargs >= 2) {
+		const char *rel = o.nargs > 2 ? o.args[2] : NULL;
+		char *p = !strcmp(o.args[1], "config") ? xg_path_config(rel) :
+			  !strcmp(o.args[1], "data") ? xg_path_data(rel) :
+			  !strcmp(o.args[1], "state") ? xg_path_state(rel) : xg_path_share(rel);
+		printf("%s\n", p);
+		free(p);
+	} else if (!strcmp(verb, "opts")) {
+		int i;
+		for (i = 1; i < o.nargs; i++)
+			printf("arg=%s\n", o.args[i]);
+	} else if (!strcmp(verb, "die") && o.nargs == 2) {
+		errno = ENOENT;
+		xg_die_errno(atoi(o.args[1]), "cannot open '%s'", "nowhere");
+	} else {
+		xg_usage_error(&cmd, "unknown verb or wrong operands: '%s'", verb);
+	}
+	xg_opt_release(&o);
+	return xg_prog_exit(rc);
+}

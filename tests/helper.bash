@@ -1,0 +1,27 @@
+# Loaded by every tests/*.bats file: bats-support, bats-assert, and a private
+# XG_HOME per test so no test sees another's state or the person's own.
+for d in /usr/lib/bats /usr/local/lib/bats /usr/lib/node_modules; do
+	if [ -f "$d/bats-support/load.bash" ]; then
+		load "$d/bats-support/load.bash"
+		load "$d/bats-assert/load.bash"
+		break
+	fi
+done
+
+: "${XG_SRCDIR:=$(cd "$BATS_TEST_DIRNAME/.." && pwd)}"
+export XG_SRCDIR
+export PATH="$XG_SRCDIR/bin:$XG_SRCDIR/tests/bin:$PATH"
+[ -d "$XG_SRCDIR/tests/vgbin" ] && export PATH="$XG_SRCDIR/tests/vgbin:$PATH"
+export XG_HOME="$BATS_TEST_TMPDIR/home"
+export XG_SHARE_DIR="$XG_SRCDIR/share/xg"
+export NO_COLOR=1
+unset XG_ACCOUNT XG_MAX_LINE XG_LOCK_TIMEOUT XG_RETRY XG_TRACE
+FIXTURES="$XG_SRCDIR/tests/fixtures"
+
+# Runs "$@" with stdout and stderr kept apart: $output is stdout, $stderr
+# the diagnostics (bats 1.8 has run --separate-stderr too, this reads better).
+run_split() {
+	local errf="$BATS_TEST_TMPDIR/stderr.$$"
+	run "$@" 2>"$errf"
+	stderr=$(cat "$errf")
+}
