@@ -88,10 +88,13 @@ deps:
 	{ DEBIAN_FRONTEND=noninteractive apt-get update && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEPS); }
 
+print-deps:
+	@echo $(DEPS)
+
 clean:
 	rm -rf bin tests/bin tests/vgbin lib/libxg.a .build-flags
 	find lib cmd tests -name '*.o' -delete
 
 FORCE:
-.PHONY: all check lint-man bench install uninstall deps clean FORCE
+.PHONY: all check lint-man bench install uninstall deps print-deps clean FORCE
 .SECONDARY: $(LIB_OBJ) $(CMD_SRC:.c=.o) $(DRIVER_SRC:.c=.o)
