@@ -7,7 +7,7 @@
 #include "variant.h"
 
 static const char *const usage[] = {
-	"xg-prompt-compile [--text] [--mode mode] [--model model] [--variant ref] [--conversation id]",
+	"xg-prompt-compile [--text] [--mode mode] [--model model] [--variant ref]",
 	"xg-prompt-compile variants",
 	"xg-prompt-compile versions name",
 	"xg-prompt-compile save name dir [--tuned-for model] [--note text]",
@@ -17,14 +17,13 @@ static const char *const usage[] = {
 	NULL
 };
 
-enum { OPT_TEXT = 1, OPT_MODE, OPT_MODEL, OPT_VARIANT, OPT_CONVERSATION, OPT_TUNED, OPT_NOTE };
+enum { OPT_TEXT = 1, OPT_MODE, OPT_MODEL, OPT_VARIANT, OPT_TUNED, OPT_NOTE };
 
 static const struct xg_option options[] = {
 	{ OPT_TEXT, 0, "text", NULL, "print only the system prompt" },
 	{ OPT_MODE, 0, "mode", "mode", "compile for mode (normal or plan)" },
 	{ OPT_MODEL, 0, "model", "model", "the model the run uses" },
 	{ OPT_VARIANT, 0, "variant", "ref", "the variant, NAME or NAME@VERSION" },
-	{ OPT_CONVERSATION, 0, "conversation", "id", "the conversation the run belongs to" },
 	{ OPT_TUNED, 0, "tuned-for", "model", "save: the model the version is tuned for" },
 	{ OPT_NOTE, 0, "note", "text", "save: a note on the version" },
 	{ 0 }
@@ -37,7 +36,7 @@ static const struct xg_command cmd = {
 
 struct args {
 	int text;
-	const char *mode, *model, *variant, *conversation, *tuned_for, *note;
+	const char *mode, *model, *variant, *tuned_for, *note;
 };
 
 /* A string field of an input record, or exit 65 naming the line. */
@@ -77,8 +76,8 @@ static int compile(const struct args *a)
 	struct xg_rec_reader r;
 	struct xg_rec_writer w;
 	struct xg_rec rec;
-	struct xg_prompt_request rq = { a->variant, a->model, a->mode, a->conversation };
-	jv request = jv_null(), model = jv_null(), pack, notices = jv_array();
+	struct xg_prompt_request rq = { a->variant, a->model, a->mode, NULL };
+	jv model = jv_null(), pack, notices = jv_array();
 	char *mode = NULL, *mdl = NULL, *variant = NULL, *conv = NULL;
 	int rc = 0, i, n;
 
@@ -116,8 +115,7 @@ static int compile(const struct args *a)
 		rq.mode = mode;
 	if (!rq.variant)
 		rq.variant = variant;
-	if (!rq.conversation)
-		rq.conversation = conv;
+	rq.conversation = conv;
 	if (!rc)
 		rc = xg_prompt_pack(&rq, &pack, &notices);
 	if (!rc && a->text) {
@@ -135,7 +133,6 @@ static int compile(const struct args *a)
 		rc = write_all(jv_array_append(jv_copy(notices), pack));
 	}
 	jv_free(notices);
-	jv_free(request);
 	jv_free(model);
 	free(mode); free(mdl); free(variant); free(conv);
 	xg_rec_writer_release(&w);
@@ -229,11 +226,10 @@ int main(int argc, char **argv)
 		case OPT_MODE: a.mode = arg; break;
 		case OPT_MODEL: a.model = arg; break;
 		case OPT_VARIANT: a.variant = arg; break;
-		case OPT_CONVERSATION: a.conversation = arg; break;
 		case OPT_TUNED: a.tuned_for = arg; break;
 		case OPT_NOTE: a.note = arg; break;
 		}
-		compile_opts |= id <= OPT_CONVERSATION;
+		compile_opts |= id <= OPT_VARIANT;
 	}
 	if (a.mode && !xg_prompt_mode_valid(a.mode))
 		xg_usage_error(&cmd, "unknown mode '%s': expected 'normal' or 'plan'", a.mode);
