@@ -657,9 +657,13 @@ int xg_prompt_pack(const struct xg_prompt_request *rq, jv *pack, jv *notices)
 	if ((rc = pick_version(rq, &pk)))
 		goto out;
 	if ((rc = xg_variant_dir(pk.name, pk.version, &dir))) {
-		if (pk.from_conversation)
+		/* The selection is state this program wrote: it being gone is a
+		 * broken installation, not bad input. */
+		if (pk.from_conversation && rc == XG_EX_DATAERR) {
 			xg_error("conversation '%s' is on %s@%s, which cannot be found",
 				 rq->conversation, pk.name, pk.version);
+			rc = XG_EX_CONFIG;
+		}
 		goto out;
 	}
 	if ((rc = xg_prompt_manifest_load(dir, &m)))
