@@ -551,7 +551,8 @@ int xg_prompt_compile(const struct xg_prompt_manifest *m, const struct xg_prompt
 
 /* Where the version comes from, for xg_prompt_pack. */
 struct pick {
-	char *name, *version;
+	char *name, *version;	/* version NULL: the head */
+	char *head;
 	int from_conversation;	/* the conversation's selection */
 	int pin;		/* the conversation has no selection yet */
 };
@@ -560,6 +561,7 @@ static void pick_release(struct pick *pk)
 {
 	free(pk->name);
 	free(pk->version);
+	free(pk->head);
 }
 
 /*
@@ -602,8 +604,6 @@ static int pick_version(const struct xg_prompt_request *rq, struct pick *pk)
 	free(sel);
 	if (!pk->name)
 		pk->name = xg_strdup(XG_VARIANT_DEFAULT);
-	if (!pk->version)
-		rc = xg_variant_head(pk->name, &pk->version);
 	return rc;
 }
 
@@ -621,16 +621,10 @@ static void version_notices(const struct xg_prompt_request *rq, const struct pic
 	jv meta;
 	const char *tuned;
 
-	if (pk->from_conversation) {
-		char *head = NULL;
-
-		/* A variant whose head cannot be read has nothing to say here. */
-		if (!xg_variant_head(pk->name, &head) && strcmp(head, pk->version))
-			add_notice(notices, xg_asprintf(
-				"head of variant '%s' moved to %s; this conversation stays on %s@%s",
-				pk->name, head, pk->name, pk->version));
-		free(head);
-	}
+	if (pk->from_conversation && pk->head && strcmp(pk->head, pk->version))
+		add_notice(notices, xg_asprintf(
+			"head of variant '%s' moved to %s; this conversation stays on %s@%s",
+			pk->name, pk->head, pk->name, pk->version));
 	meta = xg_variant_meta(pk->name, pk->version);
 	tuned = xg_json_string_peek(meta, "tunedFor");
 	if (tuned && rq->model && *rq->model && strcmp(tuned, rq->model))
@@ -644,7 +638,7 @@ int xg_prompt_pack(const struct xg_prompt_request *rq, jv *pack, jv *notices)
 	struct xg_prompt_manifest m;
 	struct xg_prompt_target t;
 	struct pick pk;
-	char *dir = NULL, *ref = NULL;
+	char *loaded = NULL, *ref = NULL;
 	const char *mode = rq->mode ? rq->mode : "normal";
 	int rc;
 
@@ -656,7 +650,7 @@ int xg_prompt_pack(const struct xg_prompt_request *rq, jv *pack, jv *notices)
 	}
 	if ((rc = pick_version(rq, &pk)))
 		goto out;
-	if ((rc = xg_variant_dir(pk.name, pk.version, &dir))) {
+	if ((rc = xg_variant_load(pk.name, pk.version, &m, &loaded, &pk.head))) {
 		/* The selection is state this program wrote: it being gone is a
 		 * broken installation, not bad input. */
 		if (pk.from_conversation && rc == XG_EX_DATAERR) {
@@ -666,8 +660,8 @@ int xg_prompt_pack(const struct xg_prompt_request *rq, jv *pack, jv *notices)
 		}
 		goto out;
 	}
-	if ((rc = xg_prompt_manifest_load(dir, &m)))
-		goto out;
+	free(pk.version);
+	pk.version = loaded;
 	version_notices(rq, &pk, notices);
 	t.variant = pk.name;
 	t.version = pk.version;
@@ -687,7 +681,6 @@ out:
 	}
 	xg_prompt_manifest_release(&m);
 	pick_release(&pk);
-	free(dir);
 	free(ref);
 	return rc;
 }

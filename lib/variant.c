@@ -175,6 +175,41 @@ int xg_variant_dir(const char *name, const char *version, char **dir)
 	return 0;
 }
 
+int xg_variant_load(const char *name, const char *version, struct xg_prompt_manifest *m,
+		    char **loaded, char **head)
+{
+	char *dir = NULL, id[XG_PROMPT_VERSION_LEN + 1];
+	int rc;
+
+	*loaded = *head = NULL;
+	memset(m, 0, sizeof(*m));
+	if (is_default(name)) {
+		dir = xg_path_share("prompts");
+		rc = xg_prompt_manifest_load(dir, m);
+		free(dir);
+		if (rc)
+			return rc;
+		xg_prompt_version_id(m, id);
+		*head = xg_strdup(id);
+		if (!version || !strcmp(version, id)) {
+			*loaded = xg_strdup(id);
+			return 0;
+		}
+		xg_prompt_manifest_release(m);
+	} else if ((rc = xg_variant_head(name, head))) {
+		return rc;
+	}
+	if (!version)
+		version = *head;
+	if ((rc = xg_variant_dir(name, version, &dir)) || (rc = xg_prompt_manifest_load(dir, m))) {
+		free(dir);
+		return rc;
+	}
+	free(dir);
+	*loaded = xg_strdup(version);
+	return 0;
+}
+
 jv xg_variant_meta(const char *name, const char *version)
 {
 	struct xg_buf b = XG_BUF_INIT(1 << 20);

@@ -41,6 +41,14 @@ int xg_variant_parse_ref(const char *ref, char **name, char **version);
 int xg_variant_head(const char *name, char **version);
 /* The directory holding name@version (a new string). */
 int xg_variant_dir(const char *name, const char *version, char **dir);
+/*
+ * Loads name@version into *m (version NULL: the head).  *loaded gets the
+ * version loaded and *head the variant's head (new strings).  The shipped
+ * default's files are read once.
+ */
+struct xg_prompt_manifest;
+int xg_variant_load(const char *name, const char *version, struct xg_prompt_manifest *m,
+		    char **loaded, char **head);
 /* The version's meta.json as an object ({} for the shipped default). */
 jv xg_variant_meta(const char *name, const char *version);
 
