@@ -66,7 +66,7 @@ STABLE='["identity","role","personality","autonomy","permission","steering","wri
 
 @test "Identity names the model only when it is known" {
 	run xg-prompt-compile --text </dev/null
-	assert_line --index 0 --regexp '^You are xg, a coding agent working from a person.s terminal\. '
+	assert_line --index 0 --regexp '^You are xg, a coding agent run from the command line\. '
 	refute_output --partial 'based on'
 	run pack '' --model openai/gpt-5
 	assert_equal "$(jq -r .model <<<"$output")" openai/gpt-5
@@ -237,6 +237,27 @@ STABLE='["identity","role","personality","autonomy","permission","steering","wri
 	run pack ''
 	run jq -r '.templates["slice-continue"]' <<<"$output"
 	assert_output --partial '{{?next}}'
+}
+
+@test "The default templates use only the values the man page lists" {
+	names='[scan("\\{\\{[?/]?([a-z]+)\\}\\}") | .[0]] | unique | join(" ")'
+	run jq -r ".templates | to_entries[] | \"\(.key): \(.value | $names)\"" \
+		< <(xg-prompt-compile </dev/null)
+	assert_output - <<-'EOF'
+	plan-repair: problems
+	goal-continuation: objective
+	goal-budget-limit: limit objective
+	goal-objective-updated: objective
+	completion-check: 
+	compaction: 
+	checkpoint: plan request todo
+	slice-continue: next
+	subagent: 
+	EOF
+	# The stable prefix's only value is the model.
+	run jq -r "[.sections[] | select(.kind == \"stable\") | .text] | add | $names" \
+		< <(xg-prompt-compile show default)
+	assert_output model
 }
 
 @test "Templates render placeholders, and data is escaped" {
