@@ -5,6 +5,7 @@
 #include "xg.h"
 #include "prompt.h"
 #include "variant.h"
+#include "conversation.h"
 
 static const char *const usage[] = {
 	"xg-prompt-compile [--text] [--mode mode] [--model model] [--variant ref]",
@@ -52,6 +53,24 @@ static const char *field(const struct xg_rec *rec, const char *key)
 	return jv_string_value(v);
 }
 
+/* A request's variant and conversation are checked here, where the line
+ * is known. */
+static void check_ids(const struct xg_rec *rec, const char *variant, const char *conv)
+{
+	const char *at = variant ? strchr(variant, '@') : NULL;
+	char *name = variant ? xg_strndup(variant, at ? (size_t)(at - variant) : strlen(variant)) : NULL;
+	int ok = !variant || (xg_variant_name_valid(name) &&
+			      (!at || xg_variant_version_valid(at + 1)));
+
+	free(name);
+	if (!ok)
+		xg_die(XG_EX_DATAERR, "standard input:%zu: field 'variant' is '%s', not NAME "
+		       "or NAME@VERSION", rec->lineno, variant);
+	if (conv && !xg_conv_id_valid(conv))
+		xg_die(XG_EX_DATAERR, "standard input:%zu: field 'conversation' is '%s', not a "
+		       "conversation id", rec->lineno, conv);
+}
+
 static int write_all(jv recs)
 {
 	struct xg_rec_writer w;
@@ -96,6 +115,7 @@ static int compile(const struct args *a)
 				mdl = (m = field(&rec, "model")) ? xg_strdup(m) : NULL;
 				variant = (m = field(&rec, "variant")) ? xg_strdup(m) : NULL;
 				conv = (m = field(&rec, "conversation")) ? xg_strdup(m) : NULL;
+				check_ids(&rec, variant, conv);
 			} else if (rec.type && !strcmp(rec.type, "model")) {
 				jv_free(model);
 				model = (field(&rec, "id")) ? jv_string(field(&rec, "id")) : jv_null();

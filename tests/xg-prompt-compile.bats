@@ -282,7 +282,7 @@ STABLE='["identity","role","personality","autonomy","permission","steering","wri
 	assert_output cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0
 }
 
-@test "A bad mode is a usage error as an option and a data error in a request" {
+@test "A bad mode is a usage error as an option, bad request fields are data errors" {
 	run_split xg-prompt-compile --mode review </dev/null
 	assert_equal "$status" 2
 	assert_regex "$stderr" "unknown mode 'review'"
@@ -292,6 +292,13 @@ STABLE='["identity","role","personality","autonomy","permission","steering","wri
 	run_split xg-prompt-compile <<<'{"type":"request","text":"x","variant":7}'
 	assert_equal "$status" 65
 	assert_equal "$stderr" "xg-prompt-compile: standard input:1: field 'variant' of a request record is a number, not a string"
+	run_split xg-prompt-compile <<<'{"type":"request","text":"x","variant":"small@"}'
+	assert_equal "$status" 65
+	assert_equal "$stderr" "xg-prompt-compile: standard input:1: field 'variant' is 'small@', not NAME or NAME@VERSION"
+	run_split xg-prompt-compile <<<'{"type":"request","text":"x","conversation":"../x"}'
+	assert_equal "$status" 65
+	assert_equal "$stderr" "xg-prompt-compile: standard input:1: field 'conversation' is '../x', not a conversation id"
+	[ ! -e "$XG_HOME/state" ]
 }
 
 @test "The default variant is listed, read-only, with the shipped files' version" {
