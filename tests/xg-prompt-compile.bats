@@ -423,6 +423,26 @@ STABLE='["identity","role","personality","autonomy","permission","steering","wri
 	assert_equal "$(jq -r .version <<<"$output")" "$v2"
 }
 
+@test "A conversation on the shipped prompts keeps its version after an upgrade" {
+	XG_SHARE_DIR="$BATS_TEST_TMPDIR/share"
+	mkdir -p "$XG_SHARE_DIR"
+	cp -RL "$XG_SRCDIR/share/xg/prompts" "$XG_SHARE_DIR/prompts"
+	old=$(default_version)
+	before=$(pack '{"type":"request","text":"x","conversation":"up"}')
+	printf '\nA new paragraph from the upgrade.\n' >> "$XG_SHARE_DIR/prompts/todo.md"
+	new=$(default_version)
+	[ "$new" != "$old" ]
+	run bash -c 'printf "%s\n" "$1" | xg-prompt-compile' _ '{"type":"request","text":"x","conversation":"up"}'
+	assert_success
+	assert_line --index 1 "{\"type\":\"notice\",\"from\":\"xg-prompt-compile\",\"text\":\"head of variant 'default' moved to $new; this conversation stays on default@$old\"}"
+	assert_equal "$(printf '%s\n' "$output" | tail -1)" "$before"
+	# A new conversation starts on the new prompts.
+	run pack '{"type":"request","text":"x","conversation":"fresh"}'
+	assert_equal "$(jq -r .version <<<"$output")" "$new"
+	run xg-prompt-compile versions default
+	assert_equal "$(jq -r '"\(.version) \(.head)"' <<<"$output" | tr '\n' ' ')" "$old false $new true "
+}
+
 @test "Select appends the person's choice, which the next compile uses" {
 	v1=$(xg-prompt-compile save small "$SMALL" | jq -r .version)
 	d=$(default_version)
