@@ -3,9 +3,6 @@
 # verbs: the header, locked appends, torn lines, reading from the end.
 
 load helper
-bats_require_minimum_version 1.5.0
-
-run_split() { run --separate-stderr "$@"; }
 
 setup() {
 	CONVS="$XG_HOME/state/conversations"

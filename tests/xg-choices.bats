@@ -5,11 +5,6 @@
 # and XG_TEST_BETA_KEY, and local, which needs none.
 
 load helper
-bats_require_minimum_version 1.5.0
-
-# helper.bash's run_split lets bats' run merge stderr into $output; this
-# keeps them apart.
-run_split() { run --separate-stderr "$@"; }
 
 setup() {
 	unset OPENAI_API_KEY ANTHROPIC_API_KEY OPENROUTER_API_KEY XG_TEST_ALPHA_KEY XG_TEST_BETA_KEY
