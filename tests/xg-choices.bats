@@ -699,3 +699,44 @@ print(len(lines), len(c), c[0]["from"], c[0]["to"], c[0]["effort"], "XG_TEST_ALP
 	run_split xg-choices get extra
 	assert_failure 2
 }
+
+@test "the examples of the man page run as written" {
+	export XG_SHARE_DIR="$XG_SRCDIR/share/xg"
+	export HOME="$BATS_TEST_TMPDIR/h"
+	mkdir -p "$HOME/.secrets"
+	echo example-anthropic-key > "$HOME/.secrets/anthropic"
+	python3 - "$XG_SRCDIR/man/xg-choices.1" > "$BATS_TEST_TMPDIR/examples" <<-'PY'
+	import sys
+	lines = open(sys.argv[1]).read().split("\n")
+	at = lines.index(".Sh EXAMPLES")
+	out, block = [], None
+	for l in lines[at + 1:]:
+	    if l.startswith(".Sh"):
+	        break
+	    if l.startswith(".Dl "):
+	        out.append(l[4:])
+	    elif l.startswith(".Bd -literal"):
+	        block = []
+	    elif l == ".Ed":
+	        out.append("\n".join(block)); block = None
+	    elif block is not None:
+	        block.append(l)
+	for cmd in out:
+	    sys.stdout.write(cmd.replace("\\e", "\\").replace("\\-", "-") + "\0")
+	PY
+	n=0
+	while IFS= read -r -d '' example; do
+		if [[ "$example" == *jq* ]] && ! command -v jq >/dev/null; then
+			continue
+		fi
+		run_split bash -c "$example"
+		[ "$status" = 0 ] || fail "example failed ($status): $example: $stderr"
+		n=$((n + 1))
+		case "$example" in
+		*resolve*) [[ "$output" == *'"id":"anthropic/claude-opus-4-5"'*'"effort":"high"'* ]] ;;
+		*conversation*) [[ "$output" == *'"source":"mode"'* ]] ;;
+		*llamacpp*) [[ "$output" == *'"id":"llamacpp/gpt-oss-20b"'* ]] ;;
+		esac
+	done < "$BATS_TEST_TMPDIR/examples"
+	[ "$n" -ge 5 ]
+}
