@@ -322,6 +322,8 @@ out:
 	jv_free(up);
 	jv_free(shipped);
 	jv_free(user);
+	if (rc)
+		xg_catalog_release(cat);
 	return rc;
 }
 

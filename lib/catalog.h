@@ -25,7 +25,8 @@ struct xg_catalog {
 };
 
 /* Loads and checks the merged catalog.  0, or an exit code (78 for a
- * missing shipped file or a bad one, 74) after reporting it. */
+ * missing shipped file or a bad one, 74) after reporting it; then there is
+ * nothing to release (releasing anyway is harmless). */
 int xg_catalog_load(struct xg_catalog *cat);
 void xg_catalog_release(struct xg_catalog *cat);
 
