@@ -68,4 +68,9 @@ int xg_account_store_key(const char *account, const char *provider, const char *
 /* Removes provider's key; 0 (also when there was none) or an exit code. */
 int xg_account_remove_key(const char *account, const char *provider);
 
+/* Reads a key from fd: surrounding white space dropped; one that is empty,
+ * too long or holds a space or a control character is refused (exit 65,
+ * with a message that does not show it).  0 and *key set, or the exit code. */
+int xg_account_read_key(int fd, char **key);
+
 #endif

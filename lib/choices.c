@@ -674,3 +674,159 @@ done:
 	jv_free(request);
 	return rc;
 }
+
+/* ---- the commands of xg-choices, as library calls ---- */
+
+int xg_choices_write_models(const char *account, struct xg_rec_writer *w)
+{
+	struct xg_catalog cat;
+	struct xg_account_keys keys;
+	int rc, it;
+
+	if ((rc = xg_catalog_load(&cat)))
+		return rc;
+	xg_account_keys_init(&keys, account);
+	for (it = jv_object_iter(cat.models); rc == 0 && jv_object_iter_valid(cat.models, it);
+	     it = jv_object_iter_next(cat.models, it)) {
+		jv m = jv_object_iter_value(cat.models, it);
+		const char *prov = xg_json_string_peek(m, "provider"), *how = NULL;
+		int r = xg_account_authenticated(&keys, prov,
+						 xg_catalog_provider_peek(&cat, prov), &how);
+		jv rec = xg_rec_new("catalog_model");
+
+		if (r < 0) {
+			rc = keys.status;
+			jv_free(m);
+			jv_free(rec);
+			break;
+		}
+		jv_object_foreach(m, k, v)
+			rec = jv_object_set(rec, k, v);
+		rec = xg_json_set(rec, "account", jv_string(account));
+		rec = xg_json_set(rec, "authenticated", r ? jv_true() : jv_false());
+		rec = xg_json_set(rec, "auth", how ? jv_string(how) : jv_null());
+		if (xg_rec_write(w, rec) < 0)
+			rc = XG_EX_IOERR;
+		jv_free(m);
+	}
+	xg_account_keys_release(&keys);
+	xg_catalog_release(&cat);
+	return rc;
+}
+
+static jv account_record(const char *name, int current)
+{
+	jv rec = xg_json_set(xg_rec_new("account"), "name", jv_string(name));
+
+	return xg_json_set(rec, "current", current ? jv_true() : jv_false());
+}
+
+int xg_choices_write_accounts(const char *current, struct xg_rec_writer *w)
+{
+	jv names = xg_account_list();
+	int i, n = xg_json_length_peek(names), seen = 0, rc = 0;
+
+	for (i = 0; i < n && rc == 0; i++) {
+		jv name = jv_array_get(jv_copy(names), i);
+		int cur = !strcmp(jv_string_value(name), current);
+
+		seen |= cur;
+		if (xg_rec_write(w, account_record(jv_string_value(name), cur)) < 0)
+			rc = XG_EX_IOERR;
+		jv_free(name);
+	}
+	if (!seen && rc == 0 && xg_rec_write(w, account_record(current, 1)) < 0)
+		rc = XG_EX_IOERR;
+	jv_free(names);
+	return rc;
+}
+
+/* e's field, or null when it has none. */
+static jv field_or_null(jv e, const char *key)
+{
+	jv v = xg_json_get_peek(e, key);
+
+	return jv_is_valid(v) ? jv_copy(v) : jv_null();
+}
+
+int xg_choices_write_saved(const char *account, const char *mode, struct xg_rec_writer *w)
+{
+	jv choices;
+	int rc = xg_choices_load(account, &choices), found = 0;
+
+	if (rc)
+		return rc;
+	jv_object_foreach(choices, key, e) {
+		jv rec;
+
+		if (rc || (mode && strcmp(mode, jv_string_value(key)))) {
+			jv_free(key);
+			jv_free(e);
+			continue;
+		}
+		found = 1;
+		rec = xg_json_set(xg_rec_new("choice"), "account", jv_string(account));
+		rec = jv_object_set(rec, jv_string("mode"), key);
+		rec = xg_json_set(rec, "model", field_or_null(e, "model"));
+		rec = xg_json_set(rec, "effort", field_or_null(e, "effort"));
+		rec = xg_json_set(rec, "updatedAt", field_or_null(e, "updatedAt"));
+		if (xg_rec_write(w, rec) < 0)
+			rc = XG_EX_IOERR;
+		jv_free(e);
+	}
+	jv_free(choices);
+	return rc ? rc : mode && !found ? XG_EX_FAIL : 0;
+}
+
+/* Writes one request's records; keeps the first failure's code. */
+static int start_one(struct xg_choices *c, int init_rc, struct xg_choices_want *want,
+		     jv request, struct xg_rec_writer *w, int *worst)
+{
+	jv out;
+	int rc, i, n, wrc = 0;
+
+	if (init_rc) {
+		jv m = null_record(want->model ? "flag" : "mode", NULL,
+				   want->mode ? want->mode : "normal",
+				   "the model catalog cannot be read");
+		jv_free(request);
+		out = jv_array_append(jv_array(), m);
+		rc = init_rc;
+	} else {
+		rc = xg_choices_start(c, want, request, &out);
+	}
+	n = xg_json_length_peek(out);
+	for (i = 0; i < n && wrc == 0; i++)
+		wrc = xg_rec_write(w, jv_array_get(jv_copy(out), i));
+	jv_free(out);
+	if (rc && !*worst)
+		*worst = rc;
+	return wrc < 0 ? -1 : 0;
+}
+
+int xg_choices_filter(struct xg_choices *c, int init_rc, const struct xg_choices_want *want,
+		      struct xg_rec_reader *r, struct xg_rec_writer *w)
+{
+	struct xg_choices_want wt = *want;
+	struct xg_rec rec;
+	int worst = 0, requests = 0;
+
+	while (r && xg_rec_next_or_die(r, &rec) > 0) {
+		int bad = xg_rec_pass(w, &rec) < 0;
+
+		if (!bad && rec.type && !strcmp(rec.type, "request")) {
+			requests++;
+			wt.lineno = rec.lineno;
+			bad = start_one(c, init_rc, &wt, jv_copy(rec.v), w, &worst) < 0;
+		}
+		xg_rec_release(&rec);
+		if (bad)
+			return XG_EX_IOERR;
+	}
+	if (!requests) {
+		wt.lineno = 0;
+		if (start_one(c, init_rc, &wt, jv_null(), w, &worst) < 0)
+			return XG_EX_IOERR;
+	}
+	return worst;
+}

@@ -77,4 +77,26 @@ struct xg_choices_want {
 int xg_choices_start(struct xg_choices *c, const struct xg_choices_want *w, jv request,
 		     jv *records);
 
+/* ---- the commands of xg-choices, as library calls ---- */
+struct xg_rec_reader;
+struct xg_rec_writer;
+
+/* A catalog_model record per offered model, saying whether account is
+ * authenticated for its provider. */
+int xg_choices_write_models(const char *account, struct xg_rec_writer *w);
+/* An account record per account directory, and for current. */
+int xg_choices_write_accounts(const char *current, struct xg_rec_writer *w);
+/* A choice record per saved mode (only mode's when not NULL: exit 1 when
+ * it has none). */
+int xg_choices_write_saved(const char *account, const char *mode, struct xg_rec_writer *w);
+/*
+ * The start filter: passes every record of r (which may be NULL, for no
+ * input) to w, writing each request's notices and model record right after
+ * it, or one model record at the end when no request came.  init_rc is
+ * xg_choices_init's: when it failed, each model record has "id": null.
+ * Returns the first failure's exit code, 0 when every start succeeded.
+ */
+int xg_choices_filter(struct xg_choices *c, int init_rc, const struct xg_choices_want *want,
+		      struct xg_rec_reader *r, struct xg_rec_writer *w);
+
 #endif
