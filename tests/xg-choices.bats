@@ -740,3 +740,34 @@ print(len(lines), len(c), c[0]["from"], c[0]["to"], c[0]["effort"], "XG_TEST_ALP
 	done < "$BATS_TEST_TMPDIR/examples"
 	[ "$n" -ge 5 ]
 }
+
+@test "set gives up with exit 75 when another set holds the lock too long" {
+	saved_choices
+	cp "$ACCT/choices.json" "$BATS_TEST_TMPDIR/before"
+	xg-test-lib hold-lock "$ACCT/choices.json.lock" 30 > "$BATS_TEST_TMPDIR/held" &
+	holder=$!
+	while ! grep -q locked "$BATS_TEST_TMPDIR/held"; do sleep 0.05; done
+	XG_LOCK_TIMEOUT=100 run_split xg-choices set --mode plan --model alpha/a1
+	kill "$holder"
+	wait "$holder" || true
+	assert_failure 75
+	[[ "$stderr" == *"choices.json.lock"*"process $holder"* ]]
+	cmp "$ACCT/choices.json" "$BATS_TEST_TMPDIR/before"
+}
+
+@test "a fallback whose conversation stays locked still writes its model record, and exits 75" {
+	saved_choices
+	history_on c14 alpha/a2 minimal
+	keys beta
+	xg-test-lib hold-lock "$CONVS/c14.jsonl" 30 > "$BATS_TEST_TMPDIR/held" &
+	holder=$!
+	while ! grep -q locked "$BATS_TEST_TMPDIR/held"; do sleep 0.05; done
+	XG_LOCK_TIMEOUT=100 run_split xg-choices start --conversation c14 </dev/null
+	kill "$holder"
+	wait "$holder" || true
+	assert_failure 75
+	run fields model source id
+	assert_output 'source=fallback id=beta/b1'
+	run grep -c model_change "$CONVS/c14.jsonl"
+	assert_output 0
+}
