@@ -6,6 +6,7 @@
 #include "account.h"
 #include "catalog.h"
 #include "choices.h"
+#include "conversation.h"
 
 static const char *const usage[] = {
 	"xg-choices models [--account name]",
@@ -81,6 +82,8 @@ int main(int argc, char **argv)
 	if (want.account && !xg_account_name_valid(want.account))
 		xg_usage_error(&cmd, "'%s' is not an account name (letters, digits, '.', '_', '-')",
 			       want.account);
+	if (want.conversation && !xg_conv_id_valid(want.conversation))
+		xg_usage_error(&cmd, "'%s' is not a conversation id", want.conversation);
 	if (want.conversation && strcmp(o.args[0], "start"))
 		xg_usage_error(&cmd, "--conversation is for 'start'");
 	if (remove && strcmp(o.args[0], "auth"))

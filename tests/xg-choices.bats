@@ -689,6 +689,8 @@ print(len(lines), len(c), c[0]["from"], c[0]["to"], c[0]["effort"], "XG_TEST_ALP
 	[[ "$stderr" == *"line 2"*"'mode'"* ]]
 	run_split xg-choices start <<<'{"type":"request","conversation":"../etc"}'
 	assert_failure 65
+	run_split xg-choices start --conversation ../etc </dev/null
+	assert_failure 2
 }
 
 @test "an unknown command or operand is a usage error" {
