@@ -51,6 +51,9 @@ per_run() {
 		awk "BEGIN { printf \"%.3f\n\", ($end - $start) / 1e6 / $runs }"
 }
 
+printf '%s\n' '{"type":"conversation","schema":"xg/1","id":"small","created":"2026-11-30T00:00:00.000Z","cwd":"/"}' \
+	'{"type":"message","at":"2026-11-30T00:00:00.000Z","role":"assistant","text":"hi","model":"llamacpp/gpt-oss-20b","effort":"medium"}' \
+	> "$conv/small.jsonl"
 make_conversation tail 0
 make_conversation deep 10
 size=$(du -m "$conv/tail.jsonl" | cut -f1)
@@ -58,5 +61,6 @@ size=$(du -m "$conv/tail.jsonl" | cut -f1)
 	{ echo "bench/choices.sh: the start did not come from the history" >&2; exit 1; }
 echo "xg-choices start, conversation of ${size} MiB, model in the last entry: $(per_run "$bin" start --conversation tail) ms/run ($runs runs)"
 echo "xg-choices start, conversation of ${size} MiB, model 10 MiB from the end: $(per_run "$bin" start --conversation deep) ms/run ($runs runs)"
+echo "xg-choices start, conversation of 2 lines, for comparison:             $(per_run "$bin" start --conversation small) ms/run ($runs runs)"
 echo "xg-choices start, no conversation (catalog and choices only):        $(per_run "$bin" start) ms/run ($runs runs)"
 echo "the process alone, xg-choices --version:                              $(per_run "$bin" --version) ms/run ($runs runs)"
