@@ -266,6 +266,7 @@ void xg_provider_classify(struct xg_provider_error *e, long status, const char *
 	char codebuf[32];
 	long long icode;
 	struct xg_buf text = XG_BUF_INIT(0), red = XG_BUF_INIT(0);
+	int in_stream = status / 100 == 2;
 
 	v = xg_json_get_peek(doc, "error");
 	if (jv_get_kind(v) == JV_KIND_OBJECT)
@@ -289,7 +290,7 @@ void xg_provider_classify(struct xg_provider_error *e, long status, const char *
 	set_class(e, pick_class(status, type, code, msg));
 	e->status = status;
 	e->retry_after_ms = hint_ms;
-	if (status / 100 != 2)
+	if (!in_stream)
 		xg_buf_addf(&text, "HTTP %ld", status);
 	else
 		xg_buf_addstr(&text, "error in the stream");
@@ -519,7 +520,6 @@ int xg_provider_stream(struct xg_provider *p, jv request,
 	struct xg_provider_retry rr;
 	char msg[256];
 	char **headers;
-	int64_t t0 = xg_clock_ms();
 	struct timespec a, b;
 	size_t delivered;
 	int attempt, rc;
@@ -531,7 +531,6 @@ int xg_provider_stream(struct xg_provider *p, jv request,
 	}
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	p->last_encode_us = (b.tv_sec - a.tv_sec) * 1000000LL + (b.tv_nsec - a.tv_nsec) / 1000;
-	(void)t0;
 	headers = request_headers(p);
 	p->http.idle_ms = p->policy.idle_ms;
 	p->http.connect_ms = p->policy.connect_ms;
