@@ -128,7 +128,7 @@ void xg_provider_policy_from_env(struct xg_provider_policy *pol)
 
 	xg_provider_policy_default(pol);
 	if (spec && *spec && xg_provider_policy_parse(pol, spec, err, sizeof(err)) < 0)
-		xg_warn("%s; ignoring it", err);
+		xg_warn("%s; ignoring that part", err);
 }
 
 static uint64_t next_random(uint64_t *s)
