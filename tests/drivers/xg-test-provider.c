@@ -93,6 +93,9 @@ int main(int argc, char **argv)
 		printf("%s\n", body.buf);
 	}
 	for (i = 0; i < repeat && !encode; i++) {
+		struct timespec start;
+
+		clock_gettime(CLOCK_REALTIME, &start);
 		rc = xg_provider_stream(p, req, &cb, NULL);
 		if (stats) {
 			jv ev = xg_rec_new("stats");
@@ -102,6 +105,8 @@ int main(int argc, char **argv)
 			ev = xg_json_set(ev, "encode_us", jv_number((double)p->last_encode_us));
 			ev = xg_json_set(ev, "pretransfer_us", jv_number((double)p->last.pretransfer_us));
 			ev = xg_json_set(ev, "first_byte_us", jv_number((double)p->last.first_byte_us));
+			ev = xg_json_set(ev, "start_wall_us", jv_number((double)start.tv_sec * 1e6 +
+								      (double)(start.tv_nsec / 1000)));
 			xg_rec_write(&w, ev);
 		}
 		if (rc)
