@@ -463,3 +463,12 @@ STEPS
 	! grep -q "$canary" "$all"
 	! grep -q sk-wrong-canary-11 "$all"
 }
+
+@test "the XG_RETRY example of man 7 xg retries twice" {
+	grep -q 'XG_RETRY=attempts=2,cap=5000' "$XG_SRCDIR/man/xg.7"
+	fake_provider_start <<<'{"status":500,"headers":{"retry-after-ms":"1"},"repeat":5}'
+	XG_RETRY=attempts=2,cap=5000 run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	[ "$status" -eq 69 ]
+	run events retry attempt <<<"$output"
+	assert_output "$(printf '1\n2')"
+}
