@@ -124,12 +124,13 @@ int xg_decoder_delta(struct xg_provider_decoder *d, const char *type, const char
 
 int xg_decoder_tool_call(struct xg_provider_decoder *d, struct xg_slot *s)
 {
-	jv ev = xg_rec_new("tool_call"), args;
+	jv ev, args;
 	char fallback[32];
 
 	if (s->done)
 		return 0;
 	s->done = 1;
+	ev = xg_rec_new("tool_call");
 	if (!s->id || !*s->id) {
 		/* Some servers leave the id out; the result still needs one. */
 		snprintf(fallback, sizeof(fallback), "call_%d", d->tool_calls);
@@ -151,11 +152,12 @@ int xg_decoder_tool_call(struct xg_provider_decoder *d, struct xg_slot *s)
 
 int xg_decoder_reasoning_block(struct xg_provider_decoder *d, struct xg_slot *s)
 {
-	jv ev = xg_rec_new("reasoning_block");
+	jv ev;
 
 	if (s->done)
 		return 0;
 	s->done = 1;
+	ev = xg_rec_new("reasoning_block");
 	if (s->kind == XG_SLOT_REDACTED) {
 		ev = xg_json_set(ev, "redacted", xg_json_string_bytes(s->sig.buf, s->sig.len));
 		return xg_decoder_emit(d, ev);
