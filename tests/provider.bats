@@ -5,9 +5,6 @@
 
 load helper
 load fake-provider
-# run_split in helper.bash merges stderr into $output under bats 1.8; the
-# tests that look at stderr alone use run --separate-stderr.
-bats_require_minimum_version 1.5.0
 
 setup() {
 	REQ="$FIXTURES/provider/request.json"
@@ -411,7 +408,7 @@ STEPS
 	XG_RETRY=off run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
 	[ "$status" -eq 69 ]
 	refute_line --partial '"type":"retry"'
-	XG_RETRY='attempts=1,base=1,cap=1,bogus=3' run --separate-stderr xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	XG_RETRY='attempts=1,base=1,cap=1,bogus=3' run_split xg-test-provider openai-chat "$FAKE_URL" < <(simple)
 	[ "$status" -eq 69 ]
 	[[ $stderr == *"XG_RETRY: unknown or out-of-range 'bogus=3'"* ]]
 	run events retry attempt <<<"$output"
