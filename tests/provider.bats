@@ -305,12 +305,12 @@ for got, base in zip(d, want):
 }
 
 @test "a stream silent past the idle timeout is retried" {
-	export XG_RETRY=base=1,cap=20,idle=400
-	fake_provider_start <<<'{"text":"stalled reply","stall":3,"stall_after":50}
+	export XG_RETRY=base=1,cap=20,idle=1500
+	fake_provider_start <<<'{"text":"stalled reply","stall":6,"stall_after":50}
 {"text":"prompt reply"}'
 	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
 	assert_success
-	assert_line --index 0 --partial '"reason":"timeout","message":"no bytes from the provider for 400 ms"'
+	assert_line --index 0 --partial '"reason":"timeout","message":"no bytes from the provider for 1500 ms"'
 	[ "$(sed -n '/"type":"retry"/,$p' <<<"$output" | tail -n +2 | text_of)" = "prompt reply" ]
 }
 
@@ -468,4 +468,38 @@ STEPS
 	[ "$status" -eq 69 ]
 	run events retry attempt <<<"$output"
 	assert_output "$(printf '1\n2')"
+}
+
+@test "an event stream that ends before its first byte is truncated, and retried" {
+	fake_provider_start <<<'{"raw":""}
+{"text":"ok"}'
+	run xg-test-provider openai-responses "$FAKE_URL" < <(simple)
+	assert_success
+	run events retry reason <<<"$output"
+	assert_output truncated
+}
+
+@test "a malformed request is refused before anything is sent, naming the message" {
+	fake_provider_start <<<'{"text":"never"}'
+	for kind in openai-chat openai-responses anthropic-messages; do
+		run xg-test-provider "$kind" "$FAKE_URL" <<<'{"model":"m","messages":[{"role":"user","text":"a"},{"role":"tool","output":"x"}]}'
+		[ "$status" -eq 65 ]
+		assert_output '{"type":"error","class":"request","message":"request: messages[1]: missing field '"'id'"'","transient":false,"exit":65}'
+	done
+	run fake_log 'print(len(log))'
+	assert_output 0
+}
+
+@test "by default 8 retries wait about four minutes in all, none over 60 s, and the idle timeout is 300 s" {
+	unset XG_RETRY
+	run xg-test-provider --policy
+	assert_success
+	python3 -c "import json,sys
+p = json.loads(sys.argv[1])
+assert (p['attempts'], p['idle_ms'], p['cap_ms']) == (8, 300000, 60000), p
+d = p['delays_ms']
+assert len(d) == 8 and max(d) <= 60000 and d[:5] == sorted(d[:5]), d
+assert 190000 <= sum(d) <= 260000, sum(d)" "$output"
+	XG_RETRY=attempts=3,idle=5000,connect=100,,cap=7 run xg-test-provider --policy
+	assert_output '{"attempts":3,"base_ms":2000,"cap_ms":7,"idle_ms":5000,"connect_ms":100,"delays_ms":[7,7,7]}'
 }

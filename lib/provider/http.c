@@ -119,7 +119,7 @@ static int is_reset_header(const char *line, size_t n)
 	k = (size_t)(colon - line);
 	/* x-ratelimit-reset-requests, anthropic-ratelimit-tokens-reset, ... */
 	return (k > 17 && !strncasecmp(line, "x-ratelimit-reset", 17)) ||
-	       (k > 6 && !strncasecmp(line, "anthropic-ratelimit-", 20 < k ? 20 : k) &&
+	       (k > 26 && !strncasecmp(line, "anthropic-ratelimit-", 20) &&
 		!strncasecmp(colon - 6, "-reset", 6));
 }
 
@@ -142,9 +142,13 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *ud)
 	if (header_is(line, n, "content-type", &val, &vlen)) {
 		snprintf(r->content_type, sizeof(r->content_type), "%.*s", (int)vlen, val);
 	} else if (header_is(line, n, "retry-after-ms", &val, &vlen)) {
+		char *end;
+		double v;
+
 		snprintf(tmp, sizeof(tmp), "%.*s", (int)vlen, val);
-		if ((ms = xg_http_parse_retry_after(tmp, now)) >= 0)
-			r->retry_after_ms = ms / 1000;	/* it was ms, read as s */
+		v = strtod(tmp, &end);
+		if (end != tmp && !*end && v >= 0 && v < 1e12)
+			r->retry_after_ms = (int64_t)v;
 	} else if (header_is(line, n, "retry-after", &val, &vlen)) {
 		snprintf(tmp, sizeof(tmp), "%.*s", (int)vlen, val);
 		/* retry-after-ms, when both came, is the finer one. */

@@ -3,6 +3,7 @@
  * stream, classify what went wrong, and retry what is worth retrying.
  */
 #include "xg.h"
+#include <strings.h>
 #include "provider/wire.h"
 
 const struct xg_wire *xg_wire_find(const char *kind)
@@ -99,7 +100,9 @@ int xg_provider_policy_parse(struct xg_provider_policy *pol, const char *spec,
 		if (end == p) {
 			/* an empty item, as in "a=1,,b=2" */
 		} else if (!eq || parse_ms(eq + 1, (size_t)(end - eq - 1), &v) < 0) {
-			snprintf(err, errlen, "XG_RETRY: '%.*s' is not name=number", (int)(end - p), p);
+			if (!rc)
+				snprintf(err, errlen, "XG_RETRY: '%.*s' is not name=number",
+					 (int)(end - p), p);
 			rc = -1;
 		} else if ((size_t)(eq - p) == 8 && !memcmp(p, "attempts", 8) && v <= 100) {
 			pol->attempts = (int)v;
@@ -112,8 +115,9 @@ int xg_provider_policy_parse(struct xg_provider_policy *pol, const char *spec,
 		} else if ((size_t)(eq - p) == 7 && !memcmp(p, "connect", 7) && v > 0) {
 			pol->connect_ms = v;
 		} else {
-			snprintf(err, errlen, "XG_RETRY: unknown or out-of-range '%.*s'",
-				 (int)(end - p), p);
+			if (!rc)
+				snprintf(err, errlen, "XG_RETRY: unknown or out-of-range '%.*s'",
+					 (int)(end - p), p);
 			rc = -1;
 		}
 		p = *end ? end + 1 : end;
@@ -394,12 +398,16 @@ int xg_provider_encode(struct xg_provider *p, jv request, struct xg_buf *body,
 		       char *err, size_t errlen)
 {
 	jv out;
+	int rc;
 
 	if (jv_get_kind(request) != JV_KIND_OBJECT) {
 		snprintf(err, errlen, "request: not a JSON object");
+		jv_free(request);
 		return -1;
 	}
-	if (p->wire->encode(p, request, &out, err, errlen) < 0)
+	rc = p->wire->encode(p, request, &out, err, errlen);
+	jv_free(request);
+	if (rc < 0)
 		return -1;
 	return xg_json_dump(body, out);
 }
@@ -488,7 +496,8 @@ static int one_attempt(struct xg_provider *p, const char *const *headers, struct
 	} else if (rc < 0) {
 		xg_provider_error_set(e, r->curl_code == 60 || r->curl_code == 35 ? "tls" : "network",
 				      "%s", r->error);
-	} else if (r->streamed) {
+	} else if (r->streamed || (r->status / 100 == 2 && !r->bytes &&
+				    !strncasecmp(r->content_type, "text/event-stream", 17))) {
 		rc = xg_provider_decoder_finish(d, e);
 	} else if (r->status / 100 == 2) {
 		jv doc = jv_parse_sized(r->body.buf, (int)r->body.len);

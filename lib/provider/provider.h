@@ -133,12 +133,12 @@ struct xg_provider *xg_provider_new(jv config, const char *key, char *err, size_
 void xg_provider_free(struct xg_provider *p);
 
 /* The request body as it goes on the wire; -1 with err set when the
- * request is malformed (names the field). */
+ * request is malformed (names the field).  Consumes request. */
 int xg_provider_encode(struct xg_provider *p, jv request, struct xg_buf *body,
 		       char *err, size_t errlen);
 
 /*
- * Sends request (not consumed) and streams its events to cb, retrying
+ * Sends request (consumed) and streams its events to cb, retrying
  * transient failures under p->policy.  Returns 0 after a finish event, or
  * the exit code of the final error (also delivered as an error event and
  * left in *err when err is not NULL), or -1 when the callback stopped it.

@@ -9,14 +9,16 @@
 
 static const char *const usage[] = {
 	"xg-test-provider [--encode] [--stats] [--repeat n] [--dialect name] kind base-url",
+	"xg-test-provider --policy",
 	NULL
 };
 
-enum { OPT_ENCODE = 1, OPT_STATS, OPT_REPEAT, OPT_DIALECT };
+enum { OPT_ENCODE = 1, OPT_STATS, OPT_REPEAT, OPT_DIALECT, OPT_POLICY };
 
 static const struct xg_option options[] = {
 	{ OPT_DIALECT, 0, "dialect", "name", "the openai-chat dialect (llama.cpp, ollama, ...)" },
 	{ OPT_ENCODE, 0, "encode", NULL, "print the request body instead of sending it" },
+	{ OPT_POLICY, 0, "policy", NULL, "print the retry policy XG_RETRY gives" },
 	{ OPT_REPEAT, 0, "repeat", "n", "send the request n times on the one client" },
 	{ OPT_STATS, 0, "stats", NULL, "print connection and timing figures per request" },
 	{ 0 }
@@ -45,6 +47,20 @@ static void on_retry(void *ctx, const struct xg_provider_retry *r)
 	xg_rec_write(ctx, ev);
 }
 
+static void print_policy(void)
+{
+	struct xg_provider_policy pol;
+	uint64_t rng = (uint64_t)getpid();
+	int i;
+
+	xg_provider_policy_from_env(&pol);
+	printf("{\"attempts\":%d,\"base_ms\":%ld,\"cap_ms\":%ld,\"idle_ms\":%ld,\"connect_ms\":%ld,\"delays_ms\":[",
+	       pol.attempts, pol.base_ms, pol.cap_ms, pol.idle_ms, pol.connect_ms);
+	for (i = 1; i <= pol.attempts; i++)
+		printf("%s%ld", i > 1 ? "," : "", xg_provider_retry_delay(&pol, i, -1, &rng));
+	printf("]}\n");
+}
+
 int main(int argc, char **argv)
 {
 	struct xg_opts o;
@@ -67,6 +83,7 @@ int main(int argc, char **argv)
 		case OPT_ENCODE: encode = 1; break;
 		case OPT_STATS: stats = 1; break;
 		case OPT_REPEAT: repeat = xg_opt_number(&cmd, "--repeat", arg, 0); break;
+		case OPT_POLICY: print_policy(); return xg_prog_exit(0);
 		}
 	}
 	if (o.nargs != 2)
@@ -88,7 +105,7 @@ int main(int argc, char **argv)
 	xg_rec_writer_init(&w, stdout);
 	cb.ctx = &w;
 	if (encode) {
-		if (xg_provider_encode(p, req, &body, err, sizeof(err)) < 0)
+		if (xg_provider_encode(p, jv_copy(req), &body, err, sizeof(err)) < 0)
 			xg_die(XG_EX_DATAERR, "%s", err);
 		printf("%s\n", body.buf);
 	}
@@ -96,7 +113,7 @@ int main(int argc, char **argv)
 		struct timespec start;
 
 		clock_gettime(CLOCK_REALTIME, &start);
-		rc = xg_provider_stream(p, req, &cb, NULL);
+		rc = xg_provider_stream(p, jv_copy(req), &cb, NULL);
 		if (stats) {
 			jv ev = xg_rec_new("stats");
 
