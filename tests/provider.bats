@@ -243,24 +243,37 @@ print(len(a) < len(b) and b[:len(a)] == a)'
 	[ "$(text_of <<<"$output")" = "after the wait" ]
 }
 
-@test "retry-after-ms, an HTTP date and rate-limit reset headers set the wait, capped" {
-	export XG_RETRY=base=1,cap=5000
-	when=$(python3 -c 'import email.utils,time; print(email.utils.formatdate(time.time() + 3, usegmt=True))')
-	fake_provider_start <<EOF
-{"status":429,"headers":{"retry-after-ms":"37","retry-after":"9"}}
+@test "retry-after-ms, an HTTP date and OpenAI and Anthropic rate-limit reset headers set the wait" {
+	export XG_RETRY=base=1
+	reset=$(python3 -c 'import datetime as d; print((d.datetime.now(d.timezone.utc) + d.timedelta(seconds=4)).isoformat(timespec="seconds").replace("+00:00", "Z"))')
+	when=$(python3 -c 'import email.utils,time; print(email.utils.formatdate(time.time() + 8, usegmt=True))')
+	fake_provider_start <<STEPS
+{"status":429,"headers":{"anthropic-ratelimit-requests-reset":"$reset","anthropic-ratelimit-tokens-reset":"2000-01-01T00:00:00Z"}}
 {"status":429,"headers":{"retry-after":"$when"}}
+{"status":429,"headers":{"retry-after-ms":"37","retry-after":"9"}}
 {"status":429,"headers":{"x-ratelimit-reset-requests":"120ms","x-ratelimit-reset-tokens":"644ms"}}
-{"status":503,"headers":{"retry-after":"3600"}}
 {"text":"ok"}
-EOF
+STEPS
 	run xg-test-provider anthropic-messages "$FAKE_URL" < <(simple)
 	assert_success
 	run events retry delay_ms <<<"$output"
 	delays=($output)
-	[ "${delays[0]}" -eq 37 ]
-	[ "${delays[1]}" -gt 500 ] && [ "${delays[1]}" -le 3000 ]
-	[ "${delays[2]}" -eq 644 ]
-	[ "${delays[3]}" -eq 5000 ]
+	[ "${#delays[@]}" -eq 4 ]
+	[ "${delays[0]}" -gt 100 ] && [ "${delays[0]}" -le 4000 ]
+	[ "${delays[1]}" -gt 100 ] && [ "${delays[1]}" -le 8000 ]
+	[ "${delays[2]}" -eq 37 ]
+	[ "${delays[3]}" -eq 644 ]
+}
+
+@test "no wait is longer than the cap, whatever the server asks" {
+	export XG_RETRY=base=1,cap=300
+	fake_provider_start <<<'{"status":503,"headers":{"retry-after":"3600"}}
+{"status":429,"headers":{"retry-after-ms":"90000"}}
+{"text":"ok"}'
+	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	assert_success
+	run events retry delay_ms <<<"$output"
+	assert_output "$(printf '300\n300')"
 }
 
 @test "without hints the waits grow exponentially with jitter up to the cap" {

@@ -569,7 +569,8 @@ failed:
 	xg_buf_release(&body);
 	if (err)
 		*err = e;
-	if (cb->on_event(cb->ctx, xg_provider_error_event(&e)))
-		return -1;
+	/* The request is over either way: the exit code stands even when the
+	 * callback would stop here. */
+	cb->on_event(cb->ctx, xg_provider_error_event(&e));
 	return e.exit_code;
 }

@@ -141,7 +141,8 @@ int xg_provider_encode(struct xg_provider *p, jv request, struct xg_buf *body,
  * Sends request (consumed) and streams its events to cb, retrying
  * transient failures under p->policy.  Returns 0 after a finish event, or
  * the exit code of the final error (also delivered as an error event and
- * left in *err when err is not NULL), or -1 when the callback stopped it.
+ * left in *err when err is not NULL), or -1 when the callback stopped the
+ * request before its end.
  */
 int xg_provider_stream(struct xg_provider *p, jv request,
 		       const struct xg_provider_callbacks *cb, struct xg_provider_error *err);
