@@ -70,7 +70,7 @@ int main(int argc, char **argv)
 	struct xg_provider_callbacks cb = { on_event, on_retry, NULL };
 	const char *arg, *dialect = NULL;
 	char err[256], chunk[4096];
-	int id, encode = 0, stats = 0, rc = 0;
+	int id, encode = 0, stats = 0, policy = 0, rc = 0;
 	unsigned long long repeat = 1, i;
 	ssize_t n;
 	jv config, req;
@@ -83,8 +83,13 @@ int main(int argc, char **argv)
 		case OPT_ENCODE: encode = 1; break;
 		case OPT_STATS: stats = 1; break;
 		case OPT_REPEAT: repeat = xg_opt_number(&cmd, "--repeat", arg, 0); break;
-		case OPT_POLICY: print_policy(); return xg_prog_exit(0);
+		case OPT_POLICY: policy = 1; break;
 		}
+	}
+	if (policy) {
+		print_policy();
+		xg_opt_release(&o);
+		return xg_prog_exit(0);
 	}
 	if (o.nargs != 2)
 		xg_usage_error(&cmd, "a kind and a base URL are needed");
