@@ -173,7 +173,8 @@ static int check_model(const char *file, const char *prov, const char *name, jv 
 
 static int check_provider(const char *file, const char *name, jv p)
 {
-	const char *api = xg_json_string_peek(p, "api");
+	const char *kind = xg_json_string_peek(p, "kind");
+	jv dialect = xg_json_get_peek(p, "dialect"), headers = xg_json_get_peek(p, "headers");
 	const char *url = xg_json_string_peek(p, "base_url");
 	jv env = xg_json_get_peek(p, "key_env");
 	int i;
@@ -183,12 +184,18 @@ static int check_provider(const char *file, const char *name, jv p)
 				file, name);
 	if (jv_get_kind(p) != JV_KIND_OBJECT)
 		return xg_error("'%s': provider '%s' must be an object", file, name);
-	for (i = 0; api && api_kinds[i]; i++)
-		if (!strcmp(api, api_kinds[i]))
+	for (i = 0; kind && api_kinds[i]; i++)
+		if (!strcmp(kind, api_kinds[i]))
 			break;
-	if (!api || !api_kinds[i])
-		return xg_error("'%s': provider '%s': 'api' must be one of openai-responses, "
+	if (!kind || !api_kinds[i])
+		return xg_error("'%s': provider '%s': 'kind' must be one of openai-responses, "
 				"openai-chat, anthropic-messages", file, name);
+	if (jv_is_valid(dialect) && jv_get_kind(dialect) != JV_KIND_STRING &&
+	    jv_get_kind(dialect) != JV_KIND_NULL)
+		return xg_error("'%s': provider '%s': 'dialect' must be a string", file, name);
+	if (jv_is_valid(headers) && jv_get_kind(headers) != JV_KIND_OBJECT &&
+	    jv_get_kind(headers) != JV_KIND_NULL)
+		return xg_error("'%s': provider '%s': 'headers' must be an object", file, name);
 	if (!url || (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)))
 		return xg_error("'%s': provider '%s': 'base_url' must be an http:// or https:// "
 				"URL", file, name);
@@ -210,7 +217,7 @@ static jv model_entry(const char *id, jv pname, jv prov, jv mname, jv m)
 	rec = xg_json_set(rec, "id", jv_string(id));
 	rec = xg_json_set(rec, "provider", pname);
 	rec = xg_json_set(rec, "name", mname);
-	rec = xg_json_set(rec, "api", jv_copy(xg_json_get_peek(prov, "api")));
+	rec = xg_json_set(rec, "kind", jv_copy(xg_json_get_peek(prov, "kind")));
 	rec = xg_json_set(rec, "base_url", jv_copy(xg_json_get_peek(prov, "base_url")));
 	rec = xg_json_set(rec, "key_env", jv_copy(xg_json_get_peek(prov, "key_env")));
 	rec = xg_json_set(rec, "context_window", jv_copy(xg_json_get_peek(m, "context_window")));
@@ -247,6 +254,16 @@ static int add_models(struct xg_catalog *cat, const char *file, jv pname, jv pro
 	return rc;
 }
 
+/* Copies p's field key to prov when it is there and not null. */
+static jv optional(jv prov, jv p, const char *key)
+{
+	jv v = xg_json_get_peek(p, key);
+
+	if (jv_is_valid(v) && jv_get_kind(v) != JV_KIND_NULL)
+		prov = xg_json_set(prov, key, jv_copy(v));
+	return prov;
+}
+
 /* Checks the merged providers and flattens them into cat->models and
  * cat->providers; consumes providers. */
 static int flatten(struct xg_catalog *cat, jv providers, jv user)
@@ -262,9 +279,11 @@ static int flatten(struct xg_catalog *cat, jv providers, jv user)
 		if (rc == 0 && check_provider(file, pn, p) < 0)
 			rc = -1;
 		if (rc == 0) {
-			prov = xg_json_set(prov, "api", jv_copy(xg_json_get_peek(p, "api")));
+			prov = xg_json_set(prov, "kind", jv_copy(xg_json_get_peek(p, "kind")));
 			prov = xg_json_set(prov, "base_url", jv_copy(xg_json_get_peek(p, "base_url")));
 			prov = xg_json_set(prov, "key_env", jv_is_valid(env) ? jv_copy(env) : jv_null());
+			prov = optional(prov, p, "dialect");
+			prov = optional(prov, p, "headers");
 			rc = add_models(cat, file, name, prov,
 					jv_copy(xg_json_get_peek(p, "models")));
 		}

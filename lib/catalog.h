@@ -4,9 +4,11 @@
  * The model catalog: the shipped $share/models.json with the user's
  * $config/models.json merged over it (man 5 xg-config).
  *
- * A provider has an API kind ("openai-responses", "openai-chat",
- * "anthropic-messages"), a base URL and the environment variable that holds
- * its key (null when it needs none).  A model has a context window, an
+ * A provider has a kind, its wire protocol ("openai-responses",
+ * "openai-chat", "anthropic-messages"), a base URL, the environment
+ * variable that holds its key (null when it needs none), and optionally a
+ * "dialect" and "headers" for the provider library: its entry is the
+ * provider object xg_provider_new() takes.  A model has a context window, an
  * output limit, the efforts it accepts (maybe none) and its default effort.
  * Model ids are PROVIDER/MODEL, split at the first '/': the model part may
  * hold more ("openrouter/anthropic/claude-sonnet-4.5").
@@ -32,11 +34,12 @@ void xg_catalog_release(struct xg_catalog *cat);
 
 /*
  * The model's entry, borrowed; jv_invalid() when it is not offered.  Its
- * fields: id, provider, name (the model part of the id), api, base_url,
+ * fields: id, provider, name (the model part of the id), kind, base_url,
  * key_env, context_window, max_output_tokens, efforts, default_effort.
  */
 jv xg_catalog_model_peek(const struct xg_catalog *cat, const char *id);
-/* The provider (api, base_url, key_env), borrowed; jv_invalid() if none. */
+/* The provider (kind, base_url, key_env, and dialect and headers when
+ * given), borrowed; jv_invalid() if none. */
 jv xg_catalog_provider_peek(const struct xg_catalog *cat, const char *name);
 
 /* Whether the model accepts effort (a string). */

@@ -305,7 +305,7 @@ static jv model_record(jv m, jv effort, const char *source, const char *account,
 		       const char *mode)
 {
 	static const char *const fields[] = {
-		"provider", "name", "api", "base_url", "context_window", "max_output_tokens", NULL
+		"provider", "name", "kind", "base_url", "context_window", "max_output_tokens", NULL
 	};
 	jv r = xg_rec_new("model");
 	int i;

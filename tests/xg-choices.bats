@@ -74,7 +74,7 @@ import json, sys
 seen = {}
 for l in sys.stdin:
     r = json.loads(l)
-    seen[r["provider"]] = (r["api"], r["base_url"], r["key_env"], r["authenticated"], r["auth"])
+    seen[r["provider"]] = (r["kind"], r["base_url"], r["key_env"], r["authenticated"], r["auth"])
 for p in sorted(seen):
     print(p, *seen[p])
 ' <<<"$output"
@@ -122,7 +122,7 @@ print(n >= 15)
 @test "the user's models.json adds providers and models, overrides fields and removes models" {
 	user_catalog <<-'EOF'
 	{"providers": {
-	  "vllm": {"api": "openai-chat", "base_url": "http://10.0.0.5:8000/v1", "key_env": null,
+	  "vllm": {"kind": "openai-chat", "base_url": "http://10.0.0.5:8000/v1", "key_env": null,
 	           "models": {"qwen": {"context_window": 32768, "max_output_tokens": 4096,
 	                               "efforts": [], "default_effort": null}}},
 	  "local": {"base_url": "http://127.0.0.1:7777/v1"},
@@ -155,10 +155,10 @@ print(n >= 15)
 }
 
 @test "a user provider with an unknown API kind is exit 78 naming the provider and the field" {
-	user_catalog <<<'{"providers": {"vllm": {"api": "grpc", "base_url": "http://x/v1", "models": {}}}}'
+	user_catalog <<<'{"providers": {"vllm": {"kind": "grpc", "base_url": "http://x/v1", "models": {}}}}'
 	run_split xg-choices resolve
 	assert_failure 78
-	[[ "$stderr" == *"$CONFIG/models.json"*"provider 'vllm'"*"'api'"* ]]
+	[[ "$stderr" == *"$CONFIG/models.json"*"provider 'vllm'"*"'kind'"* ]]
 }
 
 @test "a model whose default effort it does not accept is exit 78" {
