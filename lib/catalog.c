@@ -208,6 +208,16 @@ static int check_provider(const char *file, const char *name, jv p)
 	return 0;
 }
 
+/* Copies p's field key to prov when it is there and not null. */
+static jv optional(jv prov, jv p, const char *key)
+{
+	jv v = xg_json_get_peek(p, key);
+
+	if (jv_is_valid(v) && jv_get_kind(v) != JV_KIND_NULL)
+		prov = xg_json_set(prov, key, jv_copy(v));
+	return prov;
+}
+
 /* The entry of model mname of provider pn, as xg_catalog_model_peek
  * gives it; consumes mname. */
 static jv model_entry(const char *id, jv pname, jv prov, jv mname, jv m)
@@ -220,6 +230,7 @@ static jv model_entry(const char *id, jv pname, jv prov, jv mname, jv m)
 	rec = xg_json_set(rec, "kind", jv_copy(xg_json_get_peek(prov, "kind")));
 	rec = xg_json_set(rec, "base_url", jv_copy(xg_json_get_peek(prov, "base_url")));
 	rec = xg_json_set(rec, "key_env", jv_copy(xg_json_get_peek(prov, "key_env")));
+	rec = optional(rec, prov, "dialect");
 	rec = xg_json_set(rec, "context_window", jv_copy(xg_json_get_peek(m, "context_window")));
 	rec = xg_json_set(rec, "max_output_tokens",
 			  jv_copy(xg_json_get_peek(m, "max_output_tokens")));
@@ -252,16 +263,6 @@ static int add_models(struct xg_catalog *cat, const char *file, jv pname, jv pro
 	}
 	jv_free(models);
 	return rc;
-}
-
-/* Copies p's field key to prov when it is there and not null. */
-static jv optional(jv prov, jv p, const char *key)
-{
-	jv v = xg_json_get_peek(p, key);
-
-	if (jv_is_valid(v) && jv_get_kind(v) != JV_KIND_NULL)
-		prov = xg_json_set(prov, key, jv_copy(v));
-	return prov;
 }
 
 /* Checks the merged providers and flattens them into cat->models and

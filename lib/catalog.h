@@ -35,7 +35,8 @@ void xg_catalog_release(struct xg_catalog *cat);
 /*
  * The model's entry, borrowed; jv_invalid() when it is not offered.  Its
  * fields: id, provider, name (the model part of the id), kind, base_url,
- * key_env, context_window, max_output_tokens, efforts, default_effort.
+ * key_env, dialect (when the provider has one), context_window,
+ * max_output_tokens, efforts, default_effort.
  */
 jv xg_catalog_model_peek(const struct xg_catalog *cat, const char *id);
 /* The provider (kind, base_url, key_env, and dialect and headers when

@@ -313,6 +313,8 @@ static jv model_record(jv m, jv effort, const char *source, const char *account,
 	r = xg_json_set(r, "id", jv_copy(xg_json_get_peek(m, "id")));
 	for (i = 0; fields[i]; i++)
 		r = xg_json_set(r, fields[i], jv_copy(xg_json_get_peek(m, fields[i])));
+	if (jv_is_valid(xg_json_get_peek(m, "dialect")))
+		r = xg_json_set(r, "dialect", jv_copy(xg_json_get_peek(m, "dialect")));
 	r = xg_json_set(r, "effort", effort);
 	r = xg_json_set(r, "source", jv_string(source));
 	r = xg_json_set(r, "account", jv_string(account));

@@ -74,16 +74,16 @@ import json, sys
 seen = {}
 for l in sys.stdin:
     r = json.loads(l)
-    seen[r["provider"]] = (r["kind"], r["base_url"], r["key_env"], r["authenticated"], r["auth"])
+    seen[r["provider"]] = (r["kind"], r["base_url"], r["key_env"], r.get("dialect"), r["authenticated"], r["auth"])
 for p in sorted(seen):
     print(p, *seen[p])
 ' <<<"$output"
 	assert_output - <<-'EOF'
-	anthropic anthropic-messages https://api.anthropic.com/v1 ANTHROPIC_API_KEY False None
-	llamacpp openai-chat http://127.0.0.1:8080/v1 None True none
-	ollama openai-chat http://127.0.0.1:11434/v1 None True none
-	openai openai-responses https://api.openai.com/v1 OPENAI_API_KEY False None
-	openrouter openai-chat https://openrouter.ai/api/v1 OPENROUTER_API_KEY False None
+	anthropic anthropic-messages https://api.anthropic.com/v1 ANTHROPIC_API_KEY None False None
+	llamacpp openai-chat http://127.0.0.1:8080/v1 None llama.cpp True none
+	ollama openai-chat http://127.0.0.1:11434/v1 None ollama True none
+	openai openai-responses https://api.openai.com/v1 OPENAI_API_KEY None False None
+	openrouter openai-chat https://openrouter.ai/api/v1 OPENROUTER_API_KEY openrouter False None
 	EOF
 }
 
