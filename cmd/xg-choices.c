@@ -93,8 +93,10 @@ int main(int argc, char **argv)
 
 	/* start finds its account per request; the others use one. */
 	if (strcmp(o.args[0], "start") &&
-	    (rc = xg_account_current(want.account, "--account", &account, NULL)))
+	    (rc = xg_account_current(want.account, "--account", &account, NULL))) {
+		xg_opt_release(&o);
 		return xg_prog_exit(rc);
+	}
 
 	if (is(&o, "models", 0)) {
 		rc = xg_choices_write_models(account, &w);
