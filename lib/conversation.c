@@ -161,16 +161,15 @@ out:
 static int visit_lines(char *buf, size_t len, const char *needle, xg_conv_visit_fn visit,
 		       void *ctx)
 {
-	size_t nlen = needle ? strlen(needle) : 0;
-
-	size_t end = len;
+	size_t nlen = needle ? strlen(needle) : 0, end = len;
 
 	while (end > 0) {
-		size_t start = end - 1;	/* the '\n' of this line */
+		/* The line ends at end - 1 (its '\n') and starts after the
+		 * newline before it, if any. */
+		char *prev = end > 1 ? memrchr(buf, '\n', end - 1) : NULL;
+		size_t start = prev ? (size_t)(prev - buf) + 1 : 0;
 		jv v;
 
-		while (start > 0 && buf[start - 1] != '\n')
-			start--;
 		if (needle && !memmem(buf + start, end - 1 - start, needle, nlen)) {
 			end = start;
 			continue;
