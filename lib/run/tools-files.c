@@ -263,6 +263,7 @@ jv xg_tool_read(const struct xg_tool_ctx *ctx, jv args)
 	jv r_out, err;
 
 	memset(&r, 0, sizeof(r));
+	memset(&st, 0, sizeof(st));
 	r.offset = 1;
 	r.limit = XG_TOOL_MAX_LINES;
 	if (positive_arg(args, "offset", &r.offset) < 0)

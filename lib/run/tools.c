@@ -147,11 +147,10 @@ static void procs_add(struct xg_tool_procs *p, pid_t pgid)
 
 	if (!p)
 		return;
+	/* Calls may run in parallel threads: claim a slot atomically. */
 	for (i = 0; i < XG_TOOL_MAX_PROCS; i++)
-		if (!p->pgid[i]) {
-			p->pgid[i] = pgid;
+		if (__sync_bool_compare_and_swap(&p->pgid[i], 0, pgid))
 			return;
-		}
 	/* Full: the call still kills its own group on timeout or abort. */
 }
 
@@ -361,10 +360,12 @@ static void child_wait(const struct xg_tool_ctx *ctx, struct child *c, int64_t t
 			term_at = now;
 		}
 		if (term_at && !killed) {
-			/* Done when the whole group has gone. */
-			if (c->reaped && kill(-c->pid, 0) < 0 && errno == ESRCH)
-				break;
-			if (now - term_at >= XG_TOOL_KILL_GRACE_MS) {
+			/* Once the whole group has gone there is nothing to KILL;
+			 * what it wrote is still read below. */
+			if (c->reaped && kill(-c->pid, 0) < 0 && errno == ESRCH) {
+				killed = 1;
+				exit_at = now;
+			} else if (now - term_at >= XG_TOOL_KILL_GRACE_MS) {
 				kill_group(c->pid, SIGKILL);
 				killed = 1;
 				child_reap(c, 0);
@@ -382,7 +383,8 @@ static void child_wait(const struct xg_tool_ctx *ctx, struct child *c, int64_t t
 			pfd[nfd].fd = c->in;
 			pfd[nfd++].events = POLLOUT;
 		}
-		if (c->reaped && exit_at && wait_ms > DRAIN_AFTER_EXIT_MS - (now - exit_at))
+		if (c->reaped && (!term_at || killed) &&
+		    wait_ms > DRAIN_AFTER_EXIT_MS - (now - exit_at))
 			wait_ms = (int)(DRAIN_AFTER_EXIT_MS - (now - exit_at));
 		if (!term_at && stop_at - now < wait_ms)
 			wait_ms = stop_at - now < 0 ? 0 : (int)(stop_at - now);
