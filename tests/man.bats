@@ -6,7 +6,7 @@ load helper
 shopt -s nullglob
 
 synopsis_of() {
-	mandoc -Tascii "$1" | col -b |
+	mandoc -Tascii "$1" | col -bx |
 		awk '/^SYNOPSIS/ { f = 1; next } /^[A-Z]/ { f = 0 } f' |
 		tr -s ' \n' '  ' | sed 's/^ *//; s/ *$//'
 }
