@@ -565,6 +565,8 @@ wait_for_file() {
 	assert_equal "$(jq -r .gate.allow <<<"$output")" false
 	assert_regex "$(jq -r .gate.reason <<<"$output")" "^the tool gate failed, so the call is refused: string .* cannot be added"
 	assert_equal "$(field ok)" null
+	tool --gate '"not today" | halt_error(1)' bash '{"command":"true"}'
+	assert_equal "$(jq -r .gate.reason <<<"$output")" "the tool gate halted, so the call is refused: not today"
 }
 
 @test "a gate filter that does not compile is a configuration error with jq's message" {

@@ -90,11 +90,23 @@ int xg_gate_check(struct xg_gate *g, jv call, char **reason)
 			why = error_text(jv_invalid_get_msg(out));
 			*reason = xg_asprintf("the tool gate failed, so the call is refused: %s", why);
 			free(why);
+		} else if (jq_halted(g->jq)) {
+			jv msg = jq_get_error_message(g->jq);
+
+			jv_free(out);
+			if (jv_get_kind(msg) == JV_KIND_STRING) {
+				why = error_text(msg);
+				*reason = xg_asprintf("the tool gate halted, so the call is "
+						      "refused: %s", why);
+				free(why);
+			} else {
+				jv_free(msg);
+				*reason = xg_strdup("the tool gate halted, so the call is refused");
+			}
 		} else {
 			jv_free(out);
-			*reason = xg_strdup(jq_halted(g->jq)
-				? "the tool gate halted, so the call is refused"
-				: "the tool gate gave no decision (no output), so the call is refused");
+			*reason = xg_strdup("the tool gate gave no decision (no output), "
+					    "so the call is refused");
 		}
 		return 0;
 	default:

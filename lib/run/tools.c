@@ -8,6 +8,7 @@
 #include "run/tools-int.h"
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 /*
@@ -194,6 +195,7 @@ struct child {
 	int in;			/* the command's stdin (a socket), or -1 */
 	const char *in_data;
 	size_t in_len, in_off;
+	int pidfd;		/* readable when the shell ends, or -1 (old kernels) */
 	int status;
 	int reaped;
 	enum child_end end;
@@ -272,6 +274,11 @@ static int child_start(struct child *c, const char *command, const char *dir,
 	}
 	close(out[1]);
 	c->pid = pid;
+#ifdef SYS_pidfd_open
+	c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	c->pidfd = -1;
+#endif
 	c->out = out[0];
 	c->in = -1;
 	if (with_input) {
@@ -347,7 +354,7 @@ static void child_wait(const struct xg_tool_ctx *ctx, struct child *c, int64_t t
 	}
 	procs_add(ctx->procs, c->pid);
 	for (;;) {
-		struct pollfd pfd[2];
+		struct pollfd pfd[3];
 		int nfd = 0, wait_ms = 100;
 
 		now = xg_clock_ms();
@@ -383,6 +390,13 @@ static void child_wait(const struct xg_tool_ctx *ctx, struct child *c, int64_t t
 			pfd[nfd].fd = c->in;
 			pfd[nfd++].events = POLLOUT;
 		}
+		if (!c->reaped && c->pidfd >= 0) {
+			pfd[nfd].fd = c->pidfd;
+			pfd[nfd++].events = POLLIN;
+		} else if (!c->reaped && c->out < 0) {
+			/* No pidfd: look for the shell's end often. */
+			wait_ms = 5;
+		}
 		if (c->reaped && (!term_at || killed) &&
 		    wait_ms > DRAIN_AFTER_EXIT_MS - (now - exit_at))
 			wait_ms = (int)(DRAIN_AFTER_EXIT_MS - (now - exit_at));
@@ -402,6 +416,9 @@ static void child_wait(const struct xg_tool_ctx *ctx, struct child *c, int64_t t
 			child_write(c);
 	}
 	child_reap(c, 0);
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	c->pidfd = -1;
 	procs_remove(ctx->procs, c->pid);
 	if (c->out >= 0)
 		close(c->out);
