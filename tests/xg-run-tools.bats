@@ -143,6 +143,26 @@ wait_for_file() {
 	gone "$(cat pid)"
 }
 
+@test "the run's deadline stops a command before its own timeout" {
+	tool --deadline 500 bash '{"command":"sleep 300 & echo $! >pid; wait"}'
+	assert_equal "$(field ok)" false
+	assert_equal "$(field timed_out)" true
+	assert_equal "$(field timeout)" 120
+	assert_equal "$(field output)" "$(printf "(no output)\n[stopped at the run's time limit: the command and everything it started were killed]")"
+	gone "$(cat pid)"
+}
+
+@test "the run directory is created for the full output when it is missing" {
+	run_split xg-test-tools --workspace "$WS" --run-dir "$RUN/deep/er" --id x1 bash '{"command":"seq 1 2500"}'
+	assert_equal "$(field full_output_path)" "$RUN/deep/er/tool-output/bash-x1.txt"
+	seq 1 2500 | cmp - "$RUN/deep/er/tool-output/bash-x1.txt"
+}
+
+@test "bash output that is not UTF-8 reaches the model as valid UTF-8" {
+	tool bash '{"command":"printf \"a\\377b\\n\""}'
+	assert_equal "$(field output)" "$(printf 'a\357\277\275b')"
+}
+
 @test "a bash timeout above 600 s is lowered to 600, and a bad one is refused" {
 	tool bash '{"command":"true","timeout":9999}'
 	assert_equal "$(field timeout)" 600

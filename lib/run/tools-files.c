@@ -364,8 +364,7 @@ fail:
 
 /* ---- write ---- */
 
-/* mkdir -p of path's parent, quietly: the caller reports. */
-static int mkdir_parents(const char *path)
+int xg_tool_mkdir_parents(const char *path)
 {
 	char *p = xg_strdup(path), *s;
 
@@ -398,7 +397,7 @@ static int write_file(const char *resolved, const char *data, size_t len, int *c
 		mode = st.st_mode & 07777;
 		*created = 0;
 	}
-	if (mkdir_parents(resolved) < 0)
+	if (xg_tool_mkdir_parents(resolved) < 0)
 		return -1;
 	return xg_write_atomic(resolved, data, len, mode);
 }

@@ -357,12 +357,18 @@ static void child_wait(const struct xg_tool_ctx *ctx, struct child *c, int64_t t
 		struct pollfd pfd[3];
 		int nfd = 0, wait_ms = 100;
 
+		/* The flag is read before reaping: a signal handler sets it and
+		 * then kills the group, so a shell found dead here may have been
+		 * killed by the interrupt, and the rest of its group still
+		 * needs stopping. */
+		int ab = aborted(ctx), was_reaped = c->reaped;
+
 		now = xg_clock_ms();
 		child_reap(c, WNOHANG);
 		if (c->reaped && !exit_at)
 			exit_at = now;
-		if (!term_at && !c->reaped && (now >= stop_at || aborted(ctx))) {
-			c->end = aborted(ctx) ? END_ABORT : why;
+		if (!term_at && ((ab && !was_reaped) || (!c->reaped && now >= stop_at))) {
+			c->end = ab ? END_ABORT : why;
 			kill_group(c->pid, SIGTERM);
 			term_at = now;
 		}
@@ -500,10 +506,11 @@ static int bash_open_full(const struct xg_tool_ctx *ctx, char **path)
 	if (!ctx->run_dir)
 		return -1;
 	dir = xg_path_join(ctx->run_dir, "tool-output");
-	if (mkdir(ctx->run_dir, 0755) < 0 && errno != EEXIST)
+	name = xg_path_join(dir, "x");
+	if (xg_tool_mkdir_parents(name) < 0)
 		goto out;
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		goto out;
+	free(name);
+	name = NULL;
 	if (id && *id && id[0] != '.' && strlen(id) <= 128 &&
 	    strspn(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == strlen(id)) {
 		name = xg_asprintf("%s/bash-%s.txt", dir, id);

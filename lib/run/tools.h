@@ -56,8 +56,9 @@ struct xg_tool_procs {
 
 /*
  * Sends sig to every registered process group.  Async-signal-safe: a SIGINT
- * handler may call it (and then set the abort flag, so the calls in
- * progress finish the job: TERM, the grace, KILL, and their results).
+ * handler sets the abort flag first and then calls it, and the calls in
+ * progress finish the job (TERM, the grace, KILL) and return results that
+ * say they were interrupted.
  */
 void xg_tool_kill_all(struct xg_tool_procs *procs, int sig);
 

@@ -9,18 +9,19 @@
 
 static const char *const usage[] = {
 	"xg-test-tools [--workspace dir] [--run-dir dir] [--ask command] "
-	"[--ask-timeout seconds] [--gate filter] [--plan] [--id id] name args",
+	"[--ask-timeout seconds] [--deadline ms] [--gate filter] [--plan] [--id id] name args",
 	"xg-test-tools schemas",
 	NULL
 };
 
-enum { OPT_WORKSPACE = 1, OPT_RUN_DIR, OPT_ASK, OPT_ASK_TIMEOUT, OPT_GATE, OPT_PLAN, OPT_ID };
+enum { OPT_WORKSPACE = 1, OPT_RUN_DIR, OPT_ASK, OPT_ASK_TIMEOUT, OPT_DEADLINE, OPT_GATE, OPT_PLAN, OPT_ID };
 
 static const struct xg_option options[] = {
 	{ OPT_WORKSPACE, 0, "workspace", "dir", "the workspace (default: the current directory)" },
 	{ OPT_RUN_DIR, 0, "run-dir", "dir", "where full bash output is saved" },
 	{ OPT_ASK, 0, "ask", "command", "the command that answers ask_user" },
 	{ OPT_ASK_TIMEOUT, 0, "ask-timeout", "seconds", "how long the ask command may take" },
+	{ OPT_DEADLINE, 0, "deadline", "ms", "the run's time limit, from now" },
 	{ OPT_GATE, 0, "gate", "filter", "a jq filter deciding the call" },
 	{ OPT_PLAN, 0, "plan", NULL, "apply plan mode's gate first" },
 	{ OPT_ID, 0, "id", "id", "the call's id (default call-1)" },
@@ -79,6 +80,10 @@ int main(int argc, char **argv)
 		case OPT_ASK: ctx.ask_command = arg; break;
 		case OPT_ASK_TIMEOUT:
 			ctx.ask_timeout_s = (int)xg_opt_number(&cmd, "--ask-timeout", arg, 0);
+			break;
+		case OPT_DEADLINE:
+			ctx.deadline_ms = xg_clock_ms() +
+				(int64_t)xg_opt_number(&cmd, "--deadline", arg, 0);
 			break;
 		case OPT_GATE: gate = arg; break;
 		case OPT_PLAN: plan = 1; break;
