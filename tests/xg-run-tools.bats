@@ -611,6 +611,18 @@ wait_for_file() {
 	assert_equal "$(field ok)" true
 }
 
+@test "plan mode's built-in rule decides as its jq filter does" {
+	for t in bash read write edit todo_write ask_user other; do
+		tool --plan "$t" '{}'
+		native=$(jq -c .gate <<<"$output")
+		tool --plan-jq "$t" '{}'
+		assert_equal "$native" "$(jq -c .gate <<<"$output")"
+	done
+	assert_equal "$native" '{"allow":true}'
+	tool --plan-jq edit '{}'
+	assert_equal "$(jq -r .gate.allow <<<"$output")" false
+}
+
 @test "plan mode's gate comes before the user's gate" {
 	tool --plan --gate 'true' write '{"path":"x","content":"x"}'
 	assert_equal "$(jq -r .gate.allow <<<"$output")" false

@@ -9,12 +9,12 @@
 
 static const char *const usage[] = {
 	"xg-test-tools [--workspace dir] [--run-dir dir] [--ask command] "
-	"[--ask-timeout seconds] [--deadline ms] [--gate filter] [--plan] [--id id] name args",
+	"[--ask-timeout seconds] [--deadline ms] [--gate filter] [--plan] [--plan-jq] [--id id] name args",
 	"xg-test-tools schemas",
 	NULL
 };
 
-enum { OPT_WORKSPACE = 1, OPT_RUN_DIR, OPT_ASK, OPT_ASK_TIMEOUT, OPT_DEADLINE, OPT_GATE, OPT_PLAN, OPT_ID };
+enum { OPT_WORKSPACE = 1, OPT_RUN_DIR, OPT_ASK, OPT_ASK_TIMEOUT, OPT_DEADLINE, OPT_GATE, OPT_PLAN, OPT_PLAN_JQ, OPT_ID };
 
 static const struct xg_option options[] = {
 	{ OPT_WORKSPACE, 0, "workspace", "dir", "the workspace (default: the current directory)" },
@@ -23,7 +23,8 @@ static const struct xg_option options[] = {
 	{ OPT_ASK_TIMEOUT, 0, "ask-timeout", "seconds", "how long the ask command may take" },
 	{ OPT_DEADLINE, 0, "deadline", "ms", "the run's time limit, from now" },
 	{ OPT_GATE, 0, "gate", "filter", "a jq filter deciding the call" },
-	{ OPT_PLAN, 0, "plan", NULL, "apply plan mode's gate first" },
+	{ OPT_PLAN, 0, "plan", NULL, "apply plan mode's built-in gate first" },
+	{ OPT_PLAN_JQ, 0, "plan-jq", NULL, "the same, through its jq filter" },
 	{ OPT_ID, 0, "id", "id", "the call's id (default call-1)" },
 	{ 0 }
 };
@@ -48,6 +49,8 @@ static jv gate_decide(const char *filter, jv call)
 	char *err = NULL;
 	jv d;
 
+	if (!filter)
+		return xg_gate_decide(NULL, call);
 	g = xg_gate_new(filter, &err);
 	if (!g) {
 		xg_error("bad gate filter: %s", err);
@@ -87,6 +90,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_GATE: gate = arg; break;
 		case OPT_PLAN: plan = 1; break;
+		case OPT_PLAN_JQ: plan = 2; break;
 		case OPT_ID: id = arg; break;
 		}
 	xg_rec_writer_init(&w, stdout);
@@ -114,7 +118,8 @@ int main(int argc, char **argv)
 	ctx.procs = &procs;
 	ctx.call_id = id;
 	if (plan) {
-		decision = gate_decide(XG_GATE_PLAN, xg_gate_call(id, o.args[0], jv_copy(args)));
+		decision = gate_decide(plan == 2 ? XG_GATE_PLAN : NULL,
+				       xg_gate_call(id, o.args[0], jv_copy(args)));
 		allowed = jv_get_kind(xg_json_get_peek(decision, "allow")) == JV_KIND_TRUE;
 	}
 	if (allowed && gate) {
