@@ -86,6 +86,18 @@ wait_for_file() {
 	assert_equal "$(field output)" "$(printf '%s\n/dev/null\nend' "$(cd "$WS" && pwd -P)")"
 }
 
+@test "bash and the ask command do not see the variables the run hides" {
+	export XG_TEST_API_KEY=sk-secret-value XG_TEST_KEEP=visible
+	tool --drop-env XG_TEST_API_KEY --drop-env OTHER bash '{"command":"env"}'
+	assert_regex "$(field output)" "XG_TEST_KEEP=visible"
+	refute_regex "$output" "sk-secret"
+	tool --drop-env XG_TEST_API_KEY --ask 'cat >/dev/null; env' ask_user '{"question":"q"}'
+	assert_regex "$(field output)" "XG_TEST_KEEP=visible"
+	refute_regex "$output" "sk-secret"
+	tool bash '{"command":"echo $XG_TEST_API_KEY"}'
+	assert_equal "$(field output)" sk-secret-value
+}
+
 @test "bash runs the command in a session and process group of its own" {
 	tool bash '{"command":"echo $$ $(ps -o pgid= -p $$) $(ps -o sid= -p $$)"}'
 	read -r pid pgid sid <<<"$(field output)"

@@ -211,9 +211,35 @@ struct child {
  * input is /dev/null, or a socket the caller writes (ask_user).  Returns 0,
  * or -1 with errno set.
  */
-static int child_start(struct child *c, const char *command, const char *dir,
-		       int with_input, int stderr_too)
+/* The environment for a command: ours without the dropped names.  The
+ * strings are borrowed from environ; the caller frees the array. */
+static char **child_env(const char *const *drop)
 {
+	extern char **environ;
+	size_t n = 0, k = 0, i;
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = xg_calloc(n + 1, sizeof(*env));
+	for (i = 0; i < n; i++) {
+		const char *eq = strchr(environ[i], '=');
+		size_t len = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
+		const char *const *d;
+
+		for (d = drop; d && *d; d++)
+			if (strlen(*d) == len && !memcmp(*d, environ[i], len))
+				break;
+		if (!d || !*d)
+			env[k++] = environ[i];
+	}
+	return env;
+}
+
+static int child_start(struct child *c, const char *command, const char *dir,
+		       char **env, int with_input, int stderr_too)
+{
+	char *const argv[] = { "sh", "-c", (char *)command, NULL };
 	int out[2], in[2] = { -1, -1 };
 	pid_t pid;
 
@@ -269,7 +295,7 @@ static int child_start(struct child *c, const char *command, const char *dir,
 		if (close_range(3, ~0U, 0) < 0)
 			for (fd = 3; fd < 1024; fd++)
 				close(fd);
-		execl("/bin/sh", "sh", "-c", command, (char *)NULL);
+		execve("/bin/sh", argv, env);
 		_exit(127);
 	}
 	close(out[1]);
@@ -575,7 +601,8 @@ static jv bash_run(const struct xg_tool_ctx *ctx, jv args)
 	struct xg_buf text = XG_BUF_INIT(0);
 	char *full_path = NULL;
 	uint64_t shown = 0;
-	int cut, clamped = 0;
+	int cut, clamped = 0, started;
+	char **env;
 	jv r;
 
 	if (!command)
@@ -595,7 +622,10 @@ static jv bash_run(const struct xg_tool_ctx *ctx, jv args)
 	memset(&c, 0, sizeof(c));
 	c.sink = bash_sink;
 	c.sink_data = &o;
-	if (child_start(&c, command, ctx->workspace, 0, 1) < 0) {
+	env = child_env(ctx->env_drop);
+	started = child_start(&c, command, ctx->workspace, env, 0, 1);
+	free(env);
+	if (started < 0) {
 		r = xg_tool_fail("bash: cannot start /bin/sh: %s", strerror(errno));
 		goto out;
 	}
@@ -692,6 +722,8 @@ static jv ask_run(const struct xg_tool_ctx *ctx, jv args)
 	struct xg_buf answer = XG_BUF_INIT(0);
 	struct child c;
 	int timeout_s = ctx->ask_timeout_s > 0 ? ctx->ask_timeout_s : XG_TOOL_ASK_TIMEOUT_S;
+	int started;
+	char **env;
 	size_t n;
 	jv r;
 
@@ -708,7 +740,10 @@ static jv ask_run(const struct xg_tool_ctx *ctx, jv args)
 	c.sink_data = &answer;
 	c.in_data = question;
 	c.in_len = strlen(question);
-	if (child_start(&c, ctx->ask_command, ctx->workspace, 1, 0) < 0) {
+	env = child_env(ctx->env_drop);
+	started = child_start(&c, ctx->ask_command, ctx->workspace, env, 1, 0);
+	free(env);
+	if (started < 0) {
 		r = xg_tool_fail("ask_user: cannot start the ask command: %s. %s",
 				 strerror(errno), no_person);
 		return xg_json_set(r, "answered", jv_false());

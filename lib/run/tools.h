@@ -69,6 +69,9 @@ struct xg_tool_ctx {
 	const char *call_id;	/* names the saved output file; may be NULL */
 	const char *ask_command;	/* /bin/sh -c text answering ask_user; NULL: none */
 	int ask_timeout_s;	/* 0: XG_TOOL_ASK_TIMEOUT_S */
+	/* Environment variables the commands must not see (the providers'
+	 * credential variables), NULL-terminated; may be NULL. */
+	const char *const *env_drop;
 	volatile sig_atomic_t *abort;	/* set nonzero to stop running tools; may be NULL */
 	int64_t deadline_ms;	/* xg_clock_ms() time no tool runs past; 0: none */
 	struct xg_tool_procs *procs;	/* may be NULL */

@@ -9,12 +9,12 @@
 
 static const char *const usage[] = {
 	"xg-test-tools [--workspace dir] [--run-dir dir] [--ask command] "
-	"[--ask-timeout seconds] [--deadline ms] [--gate filter] [--plan] [--plan-jq] [--id id] name args",
+	"[--ask-timeout seconds] [--deadline ms] [--drop-env name] [--gate filter] [--plan] [--plan-jq] [--id id] name args",
 	"xg-test-tools schemas",
 	NULL
 };
 
-enum { OPT_WORKSPACE = 1, OPT_RUN_DIR, OPT_ASK, OPT_ASK_TIMEOUT, OPT_DEADLINE, OPT_GATE, OPT_PLAN, OPT_PLAN_JQ, OPT_ID };
+enum { OPT_WORKSPACE = 1, OPT_RUN_DIR, OPT_ASK, OPT_ASK_TIMEOUT, OPT_DEADLINE, OPT_DROP_ENV, OPT_GATE, OPT_PLAN, OPT_PLAN_JQ, OPT_ID };
 
 static const struct xg_option options[] = {
 	{ OPT_WORKSPACE, 0, "workspace", "dir", "the workspace (default: the current directory)" },
@@ -22,6 +22,7 @@ static const struct xg_option options[] = {
 	{ OPT_ASK, 0, "ask", "command", "the command that answers ask_user" },
 	{ OPT_ASK_TIMEOUT, 0, "ask-timeout", "seconds", "how long the ask command may take" },
 	{ OPT_DEADLINE, 0, "deadline", "ms", "the run's time limit, from now" },
+	{ OPT_DROP_ENV, 0, "drop-env", "name", "hide a variable from the commands (repeatable)" },
 	{ OPT_GATE, 0, "gate", "filter", "a jq filter deciding the call" },
 	{ OPT_PLAN, 0, "plan", NULL, "apply plan mode's built-in gate first" },
 	{ OPT_PLAN_JQ, 0, "plan-jq", NULL, "the same, through its jq filter" },
@@ -70,7 +71,8 @@ int main(int argc, char **argv)
 	struct xg_opts o;
 	struct sigaction sa;
 	const char *arg, *gate = NULL, *id = "call-1";
-	int opt, plan = 0, allowed = 1;
+	const char *drop[16] = { NULL };
+	int opt, plan = 0, allowed = 1, ndrop = 0;
 	jv args, out, decision = jv_null();
 
 	xg_prog_init("xg-test-tools");
@@ -87,6 +89,10 @@ int main(int argc, char **argv)
 		case OPT_DEADLINE:
 			ctx.deadline_ms = xg_clock_ms() +
 				(int64_t)xg_opt_number(&cmd, "--deadline", arg, 0);
+			break;
+		case OPT_DROP_ENV:
+			if (ndrop < 15)
+				drop[ndrop++] = arg;
 			break;
 		case OPT_GATE: gate = arg; break;
 		case OPT_PLAN: plan = 1; break;
@@ -114,6 +120,7 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	ctx.env_drop = drop;
 	ctx.abort = &stop;
 	ctx.procs = &procs;
 	ctx.call_id = id;
