@@ -24,10 +24,11 @@ field() {
 }
 
 # Whether a process has gone (a zombie waiting for a reaper counts as gone).
+# /proc rather than ps, which a fresh Debian machine may lack.
 gone() {
-	local s
-	s=$(ps -o stat= -p "$1" 2>/dev/null) || return 0
-	[ -z "$s" ] || [ "${s#Z}" != "$s" ]
+	local st
+	st=$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null) || return 0
+	[ -z "$st" ] || [ "$st" = Z ]
 }
 
 # Waits up to a minute for a file to appear, to stop a hang only.
@@ -98,18 +99,25 @@ wait_for_file() {
 	assert_equal "$(field output)" sk-secret-value
 }
 
+@test "bash says so when the workspace is missing" {
+	run_split xg-test-tools --workspace "$BATS_TEST_TMPDIR/gone" bash '{"command":"true"}'
+	assert_equal "$(field ok)" false
+	assert_equal "$(field output)" "bash: cannot enter the workspace '$BATS_TEST_TMPDIR/gone': No such file or directory"
+}
+
 @test "bash runs the command in a session and process group of its own" {
-	tool bash '{"command":"echo $$ $(ps -o pgid= -p $$) $(ps -o sid= -p $$)"}'
+	tool bash '{"command":"echo $$ $(cut -d\" \" -f5,6 /proc/$$/stat)"}'
 	read -r pid pgid sid <<<"$(field output)"
 	assert_equal "$pgid" "$pid"
 	assert_equal "$sid" "$pid"
 }
 
 @test "bash has no controlling terminal even when the caller has one" {
-	run script -qec "xg-test-tools --workspace '$WS' bash '{\"command\":\"ps -o tty= -p \$\$; tty\"}' >'$BATS_TEST_TMPDIR/res'" /dev/null
+	run script -qec "xg-test-tools --workspace '$WS' bash '{\"command\":\"read -r a b c d e f t g </proc/\$\$/stat; echo \$t; (: </dev/tty) 2>/dev/null || echo no terminal\"}' >'$BATS_TEST_TMPDIR/res'" /dev/null
 	run jq -r .result.output "$BATS_TEST_TMPDIR/res"
-	assert_line --index 0 "?"
-	assert_line --index 1 "not a tty"
+	# Field 7 of /proc/PID/stat is the controlling terminal; 0 is none.
+	assert_line --index 0 0
+	assert_line --index 1 "no terminal"
 }
 
 @test "long bash output keeps its last 2000 lines with a note and the full output in the run directory" {
@@ -555,9 +563,9 @@ wait_for_file() {
 }
 
 @test "the ask command never gets a terminal" {
-	run script -qec "xg-test-tools --workspace '$WS' --ask 'cat >/dev/null; ps -o tty= -p \$\$; (: </dev/tty) 2>/dev/null || echo no terminal' ask_user '{\"question\":\"q\"}' >'$BATS_TEST_TMPDIR/res'" /dev/null
+	run script -qec "xg-test-tools --workspace '$WS' --ask 'cat >/dev/null; read -r a b c d e f t g </proc/\$\$/stat; echo \$t; (: </dev/tty) 2>/dev/null || echo no terminal' ask_user '{\"question\":\"q\"}' >'$BATS_TEST_TMPDIR/res'" /dev/null
 	run jq -r .result.output "$BATS_TEST_TMPDIR/res"
-	assert_line --index 0 "?"
+	assert_line --index 0 0
 	assert_line --index 1 "no terminal"
 }
 

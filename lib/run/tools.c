@@ -461,6 +461,21 @@ static void child_wait(const struct xg_tool_ctx *ctx, struct child *c, int64_t t
 
 /* ---- bash ---- */
 
+/* Whether the command can start in dir (else the shell's 126 would hide
+ * why); errno says why not. */
+static int workspace_ok(const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0)
+		return 0;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return 0;
+	}
+	return 1;
+}
+
 struct bash_out {
 	struct xg_buf tail;	/* the last bytes, at least XG_TOOL_MAX_BYTES + 1 */
 	uint64_t bytes, newlines;
@@ -618,6 +633,9 @@ static jv bash_run(const struct xg_tool_ctx *ctx, jv args)
 	}
 	if (aborted(ctx))
 		return xg_tool_fail("bash: not run: the run is being interrupted");
+	if (!workspace_ok(ctx->workspace))
+		return xg_tool_fail("bash: cannot enter the workspace '%s': %s",
+				    ctx->workspace, strerror(errno));
 	o.file = bash_open_full(ctx, &full_path);
 	memset(&c, 0, sizeof(c));
 	c.sink = bash_sink;
