@@ -204,13 +204,6 @@ struct child {
 	void *sink_data;
 };
 
-/*
- * Starts /bin/sh -c command in dir, in a session (and so a process group)
- * of its own, with no controlling terminal, so nothing it runs can wait on
- * the person's terminal.  Standard output and error go to one pipe; standard
- * input is /dev/null, or a socket the caller writes (ask_user).  Returns 0,
- * or -1 with errno set.
- */
 /* The environment for a command: ours without the dropped names.  The
  * strings are borrowed from environ; the caller frees the array. */
 static char **child_env(const char *const *drop)
@@ -236,6 +229,13 @@ static char **child_env(const char *const *drop)
 	return env;
 }
 
+/*
+ * Starts /bin/sh -c command in dir, in a session (and so a process group)
+ * of its own, with no controlling terminal, so nothing it runs can wait on
+ * the person's terminal.  Standard output and error go to one pipe; standard
+ * input is /dev/null, or a socket the caller writes (ask_user).  Returns 0,
+ * or -1 with errno set.
+ */
 static int child_start(struct child *c, const char *command, const char *dir,
 		       char **env, int with_input, int stderr_too)
 {
@@ -265,13 +265,11 @@ static int child_start(struct child *c, const char *command, const char *dir,
 	if (pid == 0) {
 		/* Only async-signal-safe calls from here: the parent may have
 		 * threads. */
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
 		sigset_t none;
-		struct sigaction dfl;
 		int sig, fd;
 
 		setsid();
-		memset(&dfl, 0, sizeof(dfl));
-		dfl.sa_handler = SIG_DFL;
 		for (sig = 1; sig < NSIG; sig++)
 			if (sig != SIGKILL && sig != SIGSTOP)
 				sigaction(sig, &dfl, NULL);
