@@ -604,6 +604,49 @@ static int bash_tail(struct bash_out *o, struct xg_buf *text, uint64_t *shown_li
 	return 1;
 }
 
+/* Says what of the output was cut, and where the whole of it is. */
+static void bash_cut_note(struct xg_buf *text, const struct bash_out *o, uint64_t shown,
+			  const char *full_path)
+{
+	uint64_t total = o->newlines + (o->last != '\n');
+
+	xg_buf_addf(text, "[output cut: showing the last %llu of %llu lines (%zu of %llu bytes)",
+		    (unsigned long long)shown, (unsigned long long)total,
+		    text->len, (unsigned long long)o->bytes);
+	if (full_path && o->file_full)
+		xg_buf_addf(text, "; the first %zu bytes are saved in %s]\n",
+			    o->file_bytes, full_path);
+	else if (full_path)
+		xg_buf_addf(text, "; the full output is in %s]\n", full_path);
+	else
+		xg_buf_addstr(text, "; the full output was not saved]\n");
+}
+
+/* Says how the command ended, unless it exited 0. */
+static void bash_end_note(struct xg_buf *text, const struct child *c, double timeout_s)
+{
+	switch (c->end) {
+	case END_TIMEOUT:
+		xg_buf_addf(text, "[timed out after %g s: the command and everything it "
+			    "started were killed]\n", timeout_s);
+		break;
+	case END_DEADLINE:
+		xg_buf_addstr(text, "[stopped at the run's time limit: the command and "
+			      "everything it started were killed]\n");
+		break;
+	case END_ABORT:
+		xg_buf_addstr(text, "[interrupted: the command and everything it started "
+			      "were killed]\n");
+		break;
+	case END_EXIT:
+		if (WIFEXITED(c->status) && WEXITSTATUS(c->status))
+			xg_buf_addf(text, "[exit code %d]\n", WEXITSTATUS(c->status));
+		else if (WIFSIGNALED(c->status))
+			xg_buf_addf(text, "[killed by signal %d]\n", WTERMSIG(c->status));
+		break;
+	}
+}
+
 static jv bash_run(const struct xg_tool_ctx *ctx, jv args)
 {
 	const char *command = xg_json_string_peek(args, "command");
@@ -652,43 +695,12 @@ static jv bash_run(const struct xg_tool_ctx *ctx, jv args)
 		xg_buf_addstr(&text, "(no output)");
 	if (text.len && text.buf[text.len - 1] != '\n')
 		xg_buf_addch(&text, '\n');
-	if (cut) {
-		uint64_t total = o.newlines + (o.last != '\n');
-		xg_buf_addf(&text, "[output cut: showing the last %llu of %llu lines "
-			    "(%zu of %llu bytes)",
-			    (unsigned long long)shown, (unsigned long long)total,
-			    text.len, (unsigned long long)o.bytes);
-		if (full_path && o.file_full)
-			xg_buf_addf(&text, "; the first %zu bytes are saved in %s]\n",
-				    o.file_bytes, full_path);
-		else if (full_path)
-			xg_buf_addf(&text, "; the full output is in %s]\n", full_path);
-		else
-			xg_buf_addstr(&text, "; the full output was not saved]\n");
-	}
+	if (cut)
+		bash_cut_note(&text, &o, shown, full_path);
 	if (clamped)
 		xg_buf_addf(&text, "[the timeout was lowered to the ceiling of %d s]\n",
 			    XG_TOOL_BASH_MAX_TIMEOUT_S);
-	switch (c.end) {
-	case END_TIMEOUT:
-		xg_buf_addf(&text, "[timed out after %g s: the command and everything it "
-			    "started were killed]\n", timeout_s);
-		break;
-	case END_DEADLINE:
-		xg_buf_addstr(&text, "[stopped at the run's time limit: the command and "
-			      "everything it started were killed]\n");
-		break;
-	case END_ABORT:
-		xg_buf_addstr(&text, "[interrupted: the command and everything it started "
-			      "were killed]\n");
-		break;
-	case END_EXIT:
-		if (WIFEXITED(c.status) && WEXITSTATUS(c.status))
-			xg_buf_addf(&text, "[exit code %d]\n", WEXITSTATUS(c.status));
-		else if (WIFSIGNALED(c.status))
-			xg_buf_addf(&text, "[killed by signal %d]\n", WTERMSIG(c.status));
-		break;
-	}
+	bash_end_note(&text, &c, timeout_s);
 	xg_buf_setlen(&text, text.len - 1);
 
 	r = xg_tool_result(c.end == END_EXIT && WIFEXITED(c.status) && !WEXITSTATUS(c.status),
