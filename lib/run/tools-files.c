@@ -250,64 +250,54 @@ static void reader_feed(struct reader *r, const char *p, size_t n)
 	}
 }
 
-jv xg_tool_read(const struct xg_tool_ctx *ctx, jv args)
+/* Opens path for reading; -1 with *err set when it is not a regular file. */
+static int read_open(const char *path, const char *shown, off_t *size, jv *err)
 {
-	struct reader r;
-	const char *shown;
-	char *path;
-	char chunk[65536];
 	struct stat st;
-	uint64_t total;
-	ssize_t n;
-	int fd, first = 1, partial = 0;
-	jv r_out, err;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
-	memset(&r, 0, sizeof(r));
-	memset(&st, 0, sizeof(st));
-	r.offset = 1;
-	r.limit = XG_TOOL_MAX_LINES;
-	if (positive_arg(args, "offset", &r.offset) < 0)
-		return xg_tool_fail("read: 'offset' must be a line number, 1 or more");
-	if (positive_arg(args, "limit", &r.limit) < 0)
-		return xg_tool_fail("read: 'limit' must be a number of lines, 1 or more");
-	if (r.limit > XG_TOOL_MAX_LINES)
-		r.limit = XG_TOOL_MAX_LINES;
-	if (!(path = resolve_arg(ctx, "read", args, &shown, &err)))
-		return err;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
-		err = xg_tool_fail("read: cannot open '%s': %s", shown, strerror(errno));
-		free(path);
-		return err;
+		*err = xg_tool_fail("read: cannot open '%s': %s", shown, strerror(errno));
+		return -1;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		err = S_ISDIR(st.st_mode)
-			? xg_tool_fail("read: '%s' is a directory; list it with bash (ls)", shown)
-			: xg_tool_fail("read: '%s' is not a regular file", shown);
-		close(fd);
-		free(path);
-		return err;
+	if (fstat(fd, &st) < 0) {
+		*err = xg_tool_fail("read: cannot read '%s': %s", shown, strerror(errno));
+	} else if (S_ISDIR(st.st_mode)) {
+		*err = xg_tool_fail("read: '%s' is a directory; list it with bash (ls)", shown);
+	} else if (!S_ISREG(st.st_mode)) {
+		*err = xg_tool_fail("read: '%s' is not a regular file", shown);
+	} else {
+		*size = st.st_size;
+		return fd;
 	}
-	xg_buf_init(&r.line, 0);
-	xg_buf_init(&r.text, 0);
-	r.ln = 1;
+	close(fd);
+	return -1;
+}
+
+/* Feeds the whole file to the reader; -1 with *err set for a read error or
+ * a binary file. */
+static int read_scan(struct reader *r, int fd, const char *shown, off_t size, jv *err)
+{
+	char chunk[65536];
+	int first = 1, partial = 0;
+	ssize_t n;
+
 	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
 		const char *p = chunk;
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			err = xg_tool_fail("read: cannot read '%s': %s", shown, strerror(errno));
-			goto fail;
+			*err = xg_tool_fail("read: cannot read '%s': %s", shown, strerror(errno));
+			return -1;
 		}
 		if (first) {
 			size_t sniff = (size_t)n < BINARY_SNIFF ? (size_t)n : BINARY_SNIFF;
 			if (memchr(chunk, '\0', sniff)) {
-				err = xg_tool_fail("read: '%s' is a binary file (%lld bytes); read "
-						   "shows text only: inspect it with bash (e.g. "
-						   "file, od -c, strings)", shown,
-						   (long long)st.st_size);
-				goto fail;
+				*err = xg_tool_fail("read: '%s' is a binary file (%lld bytes); read "
+						    "shows text only: inspect it with bash (e.g. "
+						    "file, od -c, strings)", shown, (long long)size);
+				return -1;
 			}
 			/* The byte order mark is not text to show or edit. */
 			if (n >= 3 && !memcmp(chunk, "\xEF\xBB\xBF", 3)) {
@@ -318,48 +308,75 @@ jv xg_tool_read(const struct xg_tool_ctx *ctx, jv args)
 		}
 		if (n > 0)
 			partial = p[n - 1] != '\n';
-		reader_feed(&r, p, (size_t)n);
+		reader_feed(r, p, (size_t)n);
 	}
-	close(fd);
 	if (partial)
-		reader_line_done(&r);
-	total = r.ln - 1;
-	if (total == 0) {
-		r_out = xg_tool_result(1, jv_string("(the file is empty)"));
-		r_out = xg_json_set(r_out, "lines", jv_number(0));
-		goto out;
-	}
-	if ((uint64_t)r.offset > total) {
-		r_out = xg_tool_fail("read: offset %lld is past the end of '%s', which has "
-				     "%llu lines", r.offset, shown, (unsigned long long)total);
-		goto out;
-	}
-	if (r.long_line)
-		xg_buf_addf(&r.text, "[line %llu is longer than %d KB and was cut; see the "
+		reader_line_done(r);
+	return 0;
+}
+
+/* The result once the file is scanned: the window and how to go on. */
+static jv read_result(struct reader *r, const char *shown)
+{
+	uint64_t total = r->ln - 1;
+	jv res;
+
+	if (total == 0)
+		return xg_json_set(xg_tool_result(1, jv_string("(the file is empty)")),
+				   "lines", jv_number(0));
+	if ((uint64_t)r->offset > total)
+		return xg_tool_fail("read: offset %lld is past the end of '%s', which has "
+				    "%llu lines", r->offset, shown, (unsigned long long)total);
+	if (r->long_line)
+		xg_buf_addf(&r->text, "[line %llu is longer than %d KB and was cut; see the "
 			    "rest with bash, e.g. cut -c or head -c]\n",
-			    (unsigned long long)r.first, XG_TOOL_MAX_BYTES / 1024);
-	if (r.last < total)
-		xg_buf_addf(&r.text, "[showing lines %llu-%llu of %llu; continue with "
-			    "offset=%llu]\n", (unsigned long long)r.first,
-			    (unsigned long long)r.last, (unsigned long long)total,
-			    (unsigned long long)r.last + 1);
-	xg_buf_setlen(&r.text, r.text.len - 1);
-	r_out = xg_tool_result(1, xg_json_string_bytes(r.text.buf, r.text.len));
-	r_out = xg_json_set(r_out, "lines", jv_number((double)total));
-	r_out = xg_json_set(r_out, "truncated", jv_bool(r.last < total || r.long_line));
-	if (r.last < total)
-		r_out = xg_json_set(r_out, "next_offset", jv_number((double)r.last + 1));
-out:
-	xg_buf_release(&r.line);
-	xg_buf_release(&r.text);
+			    (unsigned long long)r->first, XG_TOOL_MAX_BYTES / 1024);
+	if (r->last < total)
+		xg_buf_addf(&r->text, "[showing lines %llu-%llu of %llu; continue with "
+			    "offset=%llu]\n", (unsigned long long)r->first,
+			    (unsigned long long)r->last, (unsigned long long)total,
+			    (unsigned long long)r->last + 1);
+	xg_buf_setlen(&r->text, r->text.len - 1);
+	res = xg_tool_result(1, xg_json_string_bytes(r->text.buf, r->text.len));
+	res = xg_json_set(res, "lines", jv_number((double)total));
+	res = xg_json_set(res, "truncated", jv_bool(r->last < total || r->long_line));
+	if (r->last < total)
+		res = xg_json_set(res, "next_offset", jv_number((double)r->last + 1));
+	return res;
+}
+
+jv xg_tool_read(const struct xg_tool_ctx *ctx, jv args)
+{
+	struct reader r;
+	const char *shown;
+	char *path;
+	off_t size = 0;
+	int fd;
+	jv res;
+
+	memset(&r, 0, sizeof(r));
+	r.offset = 1;
+	r.limit = XG_TOOL_MAX_LINES;
+	if (positive_arg(args, "offset", &r.offset) < 0)
+		return xg_tool_fail("read: 'offset' must be a line number, 1 or more");
+	if (positive_arg(args, "limit", &r.limit) < 0)
+		return xg_tool_fail("read: 'limit' must be a number of lines, 1 or more");
+	if (r.limit > XG_TOOL_MAX_LINES)
+		r.limit = XG_TOOL_MAX_LINES;
+	if (!(path = resolve_arg(ctx, "read", args, &shown, &res)))
+		return res;
+	if ((fd = read_open(path, shown, &size, &res)) >= 0) {
+		xg_buf_init(&r.line, 0);
+		xg_buf_init(&r.text, 0);
+		r.ln = 1;
+		if (read_scan(&r, fd, shown, size, &res) == 0)
+			res = read_result(&r, shown);
+		close(fd);
+		xg_buf_release(&r.line);
+		xg_buf_release(&r.text);
+	}
 	free(path);
-	return r_out;
-fail:
-	close(fd);
-	xg_buf_release(&r.line);
-	xg_buf_release(&r.text);
-	free(path);
-	return err;
+	return res;
 }
 
 /* ---- write ---- */
