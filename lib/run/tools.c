@@ -815,58 +815,68 @@ static jv ask_run(const struct xg_tool_ctx *ctx, jv args)
 
 /* ---- todo_write ---- */
 
+static const char *const todo_states[] = { "pending", "in_progress", "completed" };
+
+/* The state's index in todo_states, or -1 when the item is not valid (then
+ * *why says why). */
+static int todo_item_state(jv it, const char **why)
+{
+	const char *content = xg_json_string_peek(it, "content");
+	const char *status = xg_json_string_peek(it, "status");
+	const char *s;
+	int k;
+
+	if (!content) {
+		*why = "'content' must be a string";
+		return -1;
+	}
+	for (s = content; isspace((unsigned char)*s); s++)
+		;
+	if (!*s) {
+		*why = "'content' is empty";
+		return -1;
+	}
+	for (k = 0; k < 3; k++)
+		if (status && !strcmp(status, todo_states[k]))
+			return k;
+	*why = "'status' must be pending, in_progress or completed";
+	return -1;
+}
+
 static jv todo_run(jv args)
 {
-	static const char *const states[] = { "pending", "in_progress", "completed" };
 	static const char marks[] = { ' ', '~', 'x' };
 	jv items = xg_json_get_peek(args, "items");
 	struct xg_buf text = XG_BUF_INIT(0);
-	jv list = jv_array(), r;
+	const char *why;
+	jv list, r;
 	int i, n, k, open = 0;
 
 	if (jv_get_kind(items) != JV_KIND_ARRAY)
 		return xg_tool_fail("todo_write: 'items' must be an array, found %s",
 				    xg_json_kind_peek(items));
 	n = xg_json_length_peek(items);
-	if (n > XG_TOOL_TODO_MAX_ITEMS) {
-		jv_free(list);
+	if (n > XG_TOOL_TODO_MAX_ITEMS)
 		return xg_tool_fail("todo_write: %d items; the list holds at most %d",
 				    n, XG_TOOL_TODO_MAX_ITEMS);
+	/* All or nothing: check every item before keeping any. */
+	for (i = 0; i < n; i++) {
+		jv it = jv_array_get(jv_copy(items), i);
+		k = todo_item_state(it, &why);
+		jv_free(it);
+		if (k < 0)
+			return xg_tool_fail("todo_write: items[%d]: %s", i, why);
 	}
+	list = jv_array();
 	for (i = 0; i < n; i++) {
 		jv it = jv_array_get(jv_copy(items), i);
 		const char *content = xg_json_string_peek(it, "content");
-		const char *status = xg_json_string_peek(it, "status");
-		const char *s;
 
-		if (jv_get_kind(it) != JV_KIND_OBJECT || !content) {
-			jv_free(it);
-			jv_free(list);
-			xg_buf_release(&text);
-			return xg_tool_fail("todo_write: items[%d]: 'content' must be a string", i);
-		}
-		for (s = content; isspace((unsigned char)*s); s++)
-			;
-		if (!*s) {
-			jv_free(it);
-			jv_free(list);
-			xg_buf_release(&text);
-			return xg_tool_fail("todo_write: items[%d]: 'content' is empty", i);
-		}
-		for (k = 0; k < 3; k++)
-			if (status && !strcmp(status, states[k]))
-				break;
-		if (k == 3) {
-			jv_free(it);
-			jv_free(list);
-			xg_buf_release(&text);
-			return xg_tool_fail("todo_write: items[%d]: 'status' must be pending, "
-					    "in_progress or completed", i);
-		}
+		k = todo_item_state(it, &why);
 		open += k != 2;
 		xg_buf_addf(&text, "[%c] %s\n", marks[k], content);
 		list = jv_array_append(list, xg_json_set(xg_json_set(jv_object(),
-			"content", jv_string(content)), "status", jv_string(states[k])));
+			"content", jv_string(content)), "status", jv_string(todo_states[k])));
 		jv_free(it);
 	}
 	if (n == 0)
