@@ -499,7 +499,7 @@ wait_for_file() {
 	ln -s other lnk
 	tool write "{\"path\":\"$WS/sub/../abs.txt\",\"content\":\"1\"}"
 	assert_equal "$(field ok)" true
-	assert_equal "$(field output)" "Created 'abs.txt' (1 bytes)"
+	assert_equal "$(field output)" "Created 'abs.txt' (1 byte)"
 	tool write '{"path":"lnk/../sub/./x.txt","content":"2"}'
 	assert_equal "$(field ok)" true
 	assert_equal "$(cat sub/x.txt)" 2

@@ -436,8 +436,9 @@ jv xg_tool_write(const struct xg_tool_ctx *ctx, jv args)
 	if (write_file(path, jv_string_value(content), len, &created) < 0) {
 		r = xg_tool_fail("write: cannot write '%s': %s", shown, strerror(errno));
 	} else {
-		r = xg_tool_result(1, jv_string_fmt("%s '%s' (%zu bytes)",
-						    created ? "Created" : "Wrote", shown, len));
+		r = xg_tool_result(1, jv_string_fmt("%s '%s' (%zu byte%s)",
+						    created ? "Created" : "Wrote", shown, len,
+						    len == 1 ? "" : "s"));
 		r = xg_json_set(r, "bytes", jv_number((double)len));
 		r = xg_json_set(r, "created", jv_bool(created));
 	}
