@@ -623,6 +623,46 @@ wait_for_file() {
 	assert_equal "$(jq -r .gate.reason <<<"$output")" "the tool gate halted, so the call is refused: not today"
 }
 
+@test "one compiled gate decides call after call, an error in one not spoiling the next" {
+	cat >calls <<'EOF'
+{"type":"tool_call","id":"1","name":"bash","args":{"command":"git status"}}
+{"type":"tool_call","id":"2","name":"bash","args":{"command":"rm -rf /"}}
+{"type":"tool_call","id":"3","name":"bash","args":{"command":7}}
+{"type":"tool_call","id":"4","name":"read","args":{"path":"f"}}
+{"type":"tool_call","id":"5","name":"bash","args":{"command":"make test"}}
+EOF
+	run_split xg-test-tools --gate 'if .name != "bash" then true elif .args.command | test("^(git|make) ") then true else "bash is for git and make only" end' gate <calls
+	assert_success
+	assert_equal "$(jq -c '[.id, .allow]' <<<"$output" | tr '\n' ' ')" '["1",true] ["2",false] ["3",false] ["4",true] ["5",true] '
+	assert_equal "$(jq -r 'select(.id == "2") | .reason' <<<"$output")" "bash is for git and make only"
+	assert_regex "$(jq -r 'select(.id == "3") | .reason' <<<"$output")" "^the tool gate failed, so the call is refused: number \\(7\\) cannot be matched"
+}
+
+@test "the gate examples of docs/tools.md decide as they say" {
+	# The filters between "Examples:" and the next paragraph, one a line.
+	mapfile -t ex < <(python3 -c '
+import re, sys
+doc = open(sys.argv[1]).read()
+part = doc[doc.index("Examples:"):doc.index("Mind that")]
+for f in re.findall(r"--gate \x27(.*?)\x27", part, re.S):
+    print(" ".join(f.split()))' "$XG_SRCDIR/docs/tools.md")
+	assert_equal "${#ex[@]}" 3
+	cat >calls <<'EOF'
+{"type":"tool_call","id":"git","name":"bash","args":{"command":"git log"}}
+{"type":"tool_call","id":"make","name":"bash","args":{"command":"make"}}
+{"type":"tool_call","id":"rm","name":"bash","args":{"command":"rm -rf build"}}
+{"type":"tool_call","id":"read","name":"read","args":{"path":"README"}}
+{"type":"tool_call","id":"src","name":"edit","args":{"path":"src/a.c","edits":[]}}
+{"type":"tool_call","id":"etc","name":"write","args":{"path":"Makefile","content":""}}
+EOF
+	decide() {
+		xg-test-tools --gate "$1" gate <calls | jq -r '"\(.id)=\(.allow)"' | tr '\n' ' '
+	}
+	assert_equal "$(decide "${ex[0]}")" "git=true make=true rm=false read=true src=true etc=true "
+	assert_equal "$(decide "${ex[1]}")" "git=false make=false rm=false read=true src=false etc=false "
+	assert_equal "$(decide "${ex[2]}")" "git=true make=true rm=true read=true src=true etc=false "
+}
+
 @test "a gate filter that does not compile is a configuration error with jq's message" {
 	ANY_STATUS=1 tool --gate '.name ==' bash '{"command":"touch ran"}'
 	assert_equal "$status" 78

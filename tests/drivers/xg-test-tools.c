@@ -11,6 +11,7 @@ static const char *const usage[] = {
 	"xg-test-tools [--workspace dir] [--run-dir dir] [--ask command] "
 	"[--ask-timeout seconds] [--deadline ms] [--drop-env name] [--gate filter] [--plan] [--plan-jq] [--id id] name args",
 	"xg-test-tools schemas",
+	"xg-test-tools --gate filter gate",
 	NULL
 };
 
@@ -64,6 +65,32 @@ static jv gate_decide(const char *filter, jv call)
 	return d;
 }
 
+/* Decides each tool_call record on stdin with one compiled gate, as the
+ * loop does through a run, and prints the decisions with their ids. */
+static void gate_many(const char *filter, struct xg_rec_writer *w)
+{
+	struct xg_rec_reader r;
+	struct xg_rec rec;
+	struct xg_gate *g;
+	char *err = NULL;
+
+	if (!(g = xg_gate_new(filter, &err))) {
+		xg_error("bad gate filter: %s", err);
+		free(err);
+		exit(xg_prog_exit(XG_EX_CONFIG));
+	}
+	xg_rec_reader_init(&r, 0, "standard input");
+	while (xg_rec_next_or_die(&r, &rec) > 0) {
+		jv d = xg_gate_decide(g, jv_copy(rec.v));
+		jv id = jv_copy(xg_json_get_peek(rec.v, "id"));
+
+		xg_rec_write(w, xg_json_set(d, "id", jv_is_valid(id) ? id : jv_null()));
+		xg_rec_release(&rec);
+	}
+	xg_rec_reader_release(&r);
+	xg_gate_free(g);
+}
+
 int main(int argc, char **argv)
 {
 	struct xg_tool_ctx ctx = { 0 };
@@ -107,6 +134,12 @@ int main(int argc, char **argv)
 		for (i = 0; i < n; i++)
 			xg_rec_write(&w, jv_array_get(jv_copy(list), i));
 		jv_free(list);
+		goto done;
+	}
+	if (o.nargs == 1 && !strcmp(o.args[0], "gate")) {
+		if (!gate)
+			xg_usage_error(&cmd, "gate needs --gate");
+		gate_many(gate, &w);
 		goto done;
 	}
 	if (o.nargs != 2)
