@@ -1,0 +1,71 @@
+/*
+ * xg-run: the agent loop.  Reads the request (an operand, or the records
+ * of the pipeline), talks to the model, runs its tool calls, and writes the
+ * run's records.
+ */
+#include "xg.h"
+#include "run/loop.h"
+
+static const char *const usage[] = {
+	"xg-run [-v] [--stream] [--conversation id] [--model model] [--effort effort] "
+	"[--account name] [--variant ref] [--mode mode] [--ask command] [--gate filter] "
+	"[request]",
+	NULL
+};
+
+enum { OPT_STREAM = 1, OPT_CONV, OPT_MODEL, OPT_EFFORT, OPT_ACCOUNT, OPT_VARIANT,
+       OPT_MODE, OPT_ASK, OPT_GATE };
+
+static const struct xg_option options[] = {
+	{ 'v', 'v', "verbose", NULL, "say on stderr which upstream records were computed" },
+	{ OPT_STREAM, 0, "stream", NULL, "write text records as the reply streams" },
+	{ OPT_CONV, 0, "conversation", "id", "continue (or start) this conversation" },
+	{ OPT_MODEL, 0, "model", "model", "run on this model (PROVIDER/MODEL)" },
+	{ OPT_EFFORT, 0, "effort", "effort", "the reasoning effort" },
+	{ OPT_ACCOUNT, 0, "account", "name", "the account whose choices and keys to use" },
+	{ OPT_VARIANT, 0, "variant", "ref", "the prompt variant, NAME or NAME@VERSION" },
+	{ OPT_MODE, 0, "mode", "mode", "normal or plan" },
+	{ OPT_ASK, 0, "ask", "command", "a command that answers ask_user questions" },
+	{ OPT_GATE, 0, "gate", "filter", "a jq filter that allows or refuses each tool call" },
+	{ 0 }
+};
+
+static const struct xg_command cmd = {
+	"xg-run", "Run the agent loop on a request.", usage, options
+};
+
+int main(int argc, char **argv)
+{
+	struct xg_opts o;
+	struct xg_run_opts ro = { 0 };
+	const char *arg;
+	int id, rc;
+
+	xg_prog_init("xg-run");
+	xg_opt_init(&o, &cmd, argc, argv);
+	while ((id = xg_opt_next(&o, &arg)) != -1) {
+		switch (id) {
+		case 'v': ro.verbose = 1; break;
+		case OPT_STREAM: ro.stream = 1; break;
+		case OPT_CONV: ro.conversation = arg; break;
+		case OPT_MODEL: ro.model = arg; break;
+		case OPT_EFFORT: ro.effort = arg; break;
+		case OPT_ACCOUNT: ro.account = arg; break;
+		case OPT_VARIANT: ro.variant = arg; break;
+		case OPT_MODE: ro.mode = arg; break;
+		case OPT_ASK: ro.ask = arg; break;
+		case OPT_GATE: ro.gate = arg; break;
+		}
+	}
+	if (o.nargs > 1)
+		xg_usage_error(&cmd, "give the request as one operand (quote it)");
+	if (ro.mode && strcmp(ro.mode, "normal") && strcmp(ro.mode, "plan"))
+		xg_usage_error(&cmd, "unknown mode '%s': expected 'normal' or 'plan'", ro.mode);
+	if (o.nargs == 1 && strcmp(o.args[0], "-"))
+		ro.text = o.args[0];
+	else
+		ro.read_stdin = (o.nargs == 1) || xg_stdin_readable();
+	rc = xg_run(&ro, stdout);
+	xg_opt_release(&o);
+	return xg_prog_exit(rc);
+}

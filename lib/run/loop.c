@@ -1,0 +1,1139 @@
+/*
+ * The agent loop: upstream records in, provider requests and tool calls,
+ * run records out (man 1 xg-run).
+ */
+#include "xg.h"
+#include "run/loop.h"
+#include "run/record.h"
+#include "run/tools.h"
+#include "run/gate.h"
+#include "provider/provider.h"
+#include "account.h"
+#include "catalog.h"
+#include "choices.h"
+#include "conversation.h"
+#include "prompt.h"
+#if __has_include("snapshot.h")
+#include "snapshot.h"
+#define XG_RUN_HAVE_SNAPSHOT 1
+#endif
+#if __has_include("plan.h")
+#include "plan.h"
+#define XG_RUN_HAVE_PLAN 1
+#endif
+
+/*
+ * A signal handler can reach only globals: the signal that came, the tools'
+ * process groups and the provider in flight (made to give up within a
+ * second: its idle limit drops to nothing and it retries no more).
+ */
+static volatile sig_atomic_t run_signal;
+static struct xg_tool_procs *volatile run_procs;
+static struct xg_provider *volatile run_provider;
+
+static void on_signal(int sig)
+{
+	struct xg_provider *p = run_provider;
+
+	if (!run_signal)
+		run_signal = sig;
+	if (run_procs)
+		xg_tool_kill_all(run_procs, SIGTERM);
+	if (p) {
+		p->policy.attempts = 0;
+		p->http.idle_ms = 1;
+	}
+}
+
+struct run {
+	const struct xg_run_opts *o;
+	struct xg_run_out out;
+	int64_t t0;
+	char started[25];
+	char *id, *conv, *cwd;
+	int conv_new;
+	jv request, snapshot, model, pack;
+	const char *mode;
+	struct xg_choices choices;
+	int have_catalog;
+	struct xg_provider *prov;
+	const char **env_drop;
+	struct xg_gate *gate;
+	struct xg_tool_procs procs;
+	jv messages, tools;
+	long long in, cached, output;
+	int calls, requests;
+	char *reply;
+	const char *status, *stop;
+	char *reason;
+	int rc;
+};
+
+/* Ends the run as failed with exit code rc; the reason also goes to stderr. */
+__attribute__((format(printf, 3, 4)))
+static int fail(struct run *r, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[2048];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\n", xg_progname, msg);
+	if (!r->reason)
+		r->reason = xg_strdup(msg);
+	r->status = "failed";
+	r->rc = rc;
+	return rc;
+}
+
+static void note(const struct run *r, const char *what)
+{
+	if (r->o->verbose)
+		fprintf(stderr, "%s: %s\n", xg_progname, what);
+}
+
+#ifndef XG_RUN_HAVE_PLAN
+static jv notice(const char *text)
+{
+	jv n = xg_rec_new("notice");
+
+	n = xg_json_set(n, "from", jv_string("xg-run"));
+	return xg_json_set(n, "text", jv_string(text));
+}
+#endif
+
+/* Writes each record of recs (consumed) as one of the run's. */
+static void write_records(struct run *r, jv recs)
+{
+	jv_array_foreach(recs, i, v) {
+		(void)i;
+		xg_run_out_write(&r->out, v);
+	}
+	jv_free(recs);
+}
+
+/* ---- input ---- */
+
+/* A request field that must be a string when present; -1 after failing. */
+static int request_string(struct run *r, size_t line, const char *key, const char **out)
+{
+	jv v = xg_json_get_peek(r->request, key);
+
+	*out = NULL;
+	if (!jv_is_valid(v) || jv_get_kind(v) == JV_KIND_NULL)
+		return 0;
+	if (jv_get_kind(v) != JV_KIND_STRING) {
+		fail(r, XG_EX_DATAERR, "standard input:%zu: field '%s' of the request is %s, "
+		     "not a string", line, key, xg_json_kind_peek(v));
+		return -1;
+	}
+	*out = jv_string_value(v);
+	return 0;
+}
+
+static int check_request(struct run *r, size_t line)
+{
+	const char *text, *mode, *conv, *cwd;
+
+	if (request_string(r, line, "text", &text) < 0 ||
+	    request_string(r, line, "mode", &mode) < 0 ||
+	    request_string(r, line, "conversation", &conv) < 0 ||
+	    request_string(r, line, "cwd", &cwd) < 0)
+		return -1;
+	if (!text || !*text)
+		return fail(r, XG_EX_DATAERR, "standard input:%zu: field 'text' of the request "
+			    "is missing or empty", line), -1;
+	if (mode && !xg_prompt_mode_valid(mode))
+		return fail(r, XG_EX_DATAERR, "standard input:%zu: field 'mode' is '%s', not "
+			    "'normal' or 'plan'", line, mode), -1;
+	if (conv && !xg_conv_id_valid(conv))
+		return fail(r, XG_EX_DATAERR, "standard input:%zu: field 'conversation' is '%s', "
+			    "not a conversation id", line, conv), -1;
+	return 0;
+}
+
+/*
+ * The upstream records: request, snapshot, model and pack are taken (the
+ * last of each), everything else passes through.  With a request operand
+ * standard input is not read at all, so a caller that leaves it open cannot
+ * hold the run.
+ */
+static int read_input(struct run *r)
+{
+	struct xg_rec_reader rd;
+	struct xg_rec rec;
+	size_t line = 0;
+	int n;
+
+	if (r->o->text) {
+		r->request = xg_rec_new("request");
+		r->request = xg_json_set(r->request, "text", jv_string(r->o->text));
+		return check_request(r, 0) < 0 ? r->rc : 0;
+	}
+	if (r->o->read_stdin) {
+		xg_rec_reader_init(&rd, 0, "standard input");
+		while ((n = xg_rec_next(&rd, &rec)) > 0) {
+			jv *slot = NULL;
+
+			if (!rec.type)
+				slot = NULL;
+			else if (!strcmp(rec.type, "request"))
+				slot = &r->request, line = rec.lineno;
+			else if (!strcmp(rec.type, "snapshot"))
+				slot = &r->snapshot;
+			else if (!strcmp(rec.type, "model"))
+				slot = &r->model;
+			else if (!strcmp(rec.type, "pack"))
+				slot = &r->pack;
+			if (slot) {
+				jv_free(*slot);
+				*slot = jv_copy(rec.v);
+			} else {
+				xg_run_out_pass(&r->out, &rec);
+			}
+			xg_rec_release(&rec);
+		}
+		if (n < 0) {
+			fail(r, errno == EIO ? XG_EX_IOERR : XG_EX_DATAERR, "%s", rd.err);
+			xg_rec_reader_release(&rd);
+			return r->rc;
+		}
+		xg_rec_reader_release(&rd);
+	}
+	if (jv_get_kind(r->request) != JV_KIND_OBJECT)
+		return fail(r, XG_EX_DATAERR, "no request: give its text as an operand or a "
+			    "request record on standard input");
+	return check_request(r, line) < 0 ? r->rc : 0;
+}
+
+/* ---- what the run needs before its first request ---- */
+
+static int pick_conversation(struct run *r)
+{
+	const char *c = r->o->conversation;
+
+	if (!c)
+		c = xg_json_string_peek(r->request, "conversation");
+	if (c && !xg_conv_id_valid(c))
+		return fail(r, XG_EX_DATAERR, "'%s' is not a conversation id", c);
+	if (c) {
+		r->conv = xg_strdup(c);
+		r->conv_new = !xg_conv_exists(c);
+	} else {
+		r->conv = xg_conv_new_id();
+		r->conv_new = 1;
+	}
+	return 0;
+}
+
+static int pick_workspace(struct run *r)
+{
+	const char *cwd = xg_json_string_peek(r->request, "cwd");
+	struct stat st;
+
+	r->cwd = realpath(cwd ? cwd : ".", NULL);
+	if (!r->cwd || stat(r->cwd, &st) < 0 || !S_ISDIR(st.st_mode))
+		return fail(r, XG_EX_DATAERR, "cannot use '%s' as the workspace: %s",
+			    cwd ? cwd : ".", r->cwd ? "Not a directory" : strerror(errno));
+	return 0;
+}
+
+static void take_snapshot(struct run *r)
+{
+	if (jv_get_kind(r->snapshot) == JV_KIND_OBJECT)
+		return;
+#ifdef XG_RUN_HAVE_SNAPSHOT
+	{
+		struct xg_snapshot_opts so;
+
+		note(r, "no snapshot record: taking a snapshot");
+		xg_snapshot_opts_init(&so);
+		so.dir = r->cwd;
+		jv_free(r->snapshot);
+		r->snapshot = xg_snapshot_take(&so);
+	}
+#else
+	note(r, "no snapshot record, and this build cannot take one");
+#endif
+}
+
+static int pick_model(struct run *r)
+{
+	struct xg_choices_want want = { 0 };
+	jv recs, last = jv_null();
+	int rc;
+
+	rc = xg_choices_init(&r->choices, r->o->verbose);
+	if (rc)
+		return fail(r, rc, "cannot load the model catalog");
+	r->have_catalog = 1;
+	if (jv_get_kind(r->model) == JV_KIND_OBJECT && !r->o->model && !r->o->effort)
+		goto check;
+	note(r, "no model record: choosing the conversation's start model");
+	want.account = r->o->account;
+	want.mode = r->mode;
+	want.model = r->o->model;
+	want.effort = r->o->effort;
+	want.conversation = r->conv_new ? NULL : r->conv;
+	rc = xg_choices_start(&r->choices, &want, jv_copy(r->request), &recs);
+	jv_array_foreach(recs, i, v) {
+		(void)i;
+		if (!strcmp(xg_json_string_peek(v, "type") ? xg_json_string_peek(v, "type") : "",
+			    "model")) {
+			jv_free(last);
+			last = v;
+		} else {
+			xg_run_out_write(&r->out, v);
+		}
+	}
+	jv_free(recs);
+	jv_free(r->model);
+	r->model = last;
+	if (rc) {
+		const char *why = xg_json_string_peek(r->model, "reason");
+
+		return fail(r, rc, "no model to run on%s%s", why ? ": " : "", why ? why : "");
+	}
+check:
+	if (!xg_json_string_peek(r->model, "id")) {
+		const char *why = xg_json_string_peek(r->model, "reason");
+
+		return fail(r, XG_EX_NOPERM, "no model to run on%s%s", why ? ": " : "",
+			    why ? why : "");
+	}
+	return 0;
+}
+
+static int compile_pack(struct run *r)
+{
+	struct xg_prompt_request rq = { 0 };
+	jv notices = jv_array(), pack;
+	const char *pm = xg_json_string_peek(r->pack, "mode");
+	int rc;
+
+	if (jv_get_kind(r->pack) == JV_KIND_OBJECT && xg_json_string_peek(r->pack, "system") &&
+	    pm && !strcmp(pm, r->mode) && !r->o->variant)
+		return 0;
+	note(r, "no pack record for this mode: compiling the prompt");
+	rq.variant = r->o->variant ? r->o->variant : xg_json_string_peek(r->request, "variant");
+	rq.model = xg_json_string_peek(r->model, "id");
+	rq.mode = r->mode;
+	rq.conversation = r->conv;
+	rc = xg_prompt_pack(&rq, &pack, &notices);
+	write_records(r, notices);
+	if (rc)
+		return fail(r, rc, "cannot compile the prompt");
+	jv_free(r->pack);
+	r->pack = pack;
+	return 0;
+}
+
+/* The providers' key variables: no command a tool runs may see them. */
+static void collect_env_drop(struct run *r)
+{
+	jv provs = r->choices.cat.providers;
+	size_t n = 0;
+
+	r->env_drop = xg_calloc((size_t)jv_object_length(jv_copy(provs)) + 1, sizeof(char *));
+	jv_object_foreach(provs, k, v) {
+		const char *env = xg_json_string_peek(v, "key_env");
+
+		if (env)
+			r->env_drop[n++] = xg_strdup(env);
+		jv_free(k);
+		jv_free(v);
+	}
+}
+
+static int open_provider(struct run *r)
+{
+	const char *pname = xg_json_string_peek(r->model, "provider");
+	const char *aname = r->o->account ? r->o->account :
+			    xg_json_string_peek(r->request, "account");
+	jv prov;
+	struct xg_account_keys keys;
+	char *account = NULL, *key = NULL, err[256];
+	int got;
+
+	prov = pname ? xg_catalog_provider_peek(&r->choices.cat, pname) : jv_invalid();
+	if (!jv_is_valid(prov))
+		return fail(r, XG_EX_CONFIG, "the catalog has no provider '%s'",
+			    pname ? pname : "(none)");
+	if (xg_account_current(aname, "the request", &account, NULL))
+		return fail(r, XG_EX_CONFIG, "no usable account");
+	xg_account_keys_init(&keys, account);
+	got = xg_account_key(&keys, pname, prov, &key);
+	if (got < 0) {
+		xg_account_keys_release(&keys);
+		free(account);
+		return fail(r, keys.status ? keys.status : XG_EX_NOPERM,
+			    "cannot read the credentials of provider '%s'", pname);
+	}
+	if (!got && xg_json_string_peek(prov, "key_env")) {
+		fail(r, XG_EX_NOPERM, "no credentials for provider '%s': set %s or store a key "
+		     "for account '%s'", pname, xg_json_string_peek(prov, "key_env"), account);
+		xg_account_keys_release(&keys);
+		free(account);
+		return r->rc;
+	}
+	xg_account_keys_release(&keys);
+	free(account);
+	r->prov = xg_provider_new(jv_copy(prov), key, err, sizeof(err));
+	if (key) {
+		explicit_bzero(key, strlen(key));
+		free(key);
+	}
+	if (!r->prov)
+		return fail(r, XG_EX_CONFIG, "provider '%s': %s", pname, err);
+	return 0;
+}
+
+static int prepare(struct run *r)
+{
+	const char *mode = r->o->mode ? r->o->mode : xg_json_string_peek(r->request, "mode");
+	char *err = NULL;
+
+	r->mode = mode ? mode : "normal";
+	if (!xg_prompt_mode_valid(r->mode))
+		return fail(r, XG_EX_DATAERR, "mode '%s' is not 'normal' or 'plan'", r->mode);
+	if (pick_conversation(r) || pick_workspace(r))
+		return r->rc;
+	if (r->o->gate) {
+		r->gate = xg_gate_new(r->o->gate, &err);
+		if (!r->gate) {
+			fail(r, XG_EX_CONFIG, "--gate: %s", err ? err : "the filter does not compile");
+			free(err);
+			return r->rc;
+		}
+	}
+	take_snapshot(r);
+	if (pick_model(r))
+		return r->rc;
+	collect_env_drop(r);
+	if (open_provider(r) || compile_pack(r))
+		return r->rc;
+	return 0;
+}
+
+/* ---- the run's own records ---- */
+
+static jv string_or_null(const char *s)
+{
+	return s ? jv_string(s) : jv_null();
+}
+
+static jv snapshot_commit(const struct run *r)
+{
+	return string_or_null(xg_json_string_peek(r->snapshot, "commit"));
+}
+
+static void write_run_start(struct run *r)
+{
+	jv v = xg_rec_new("run_start");
+
+	v = xg_json_set(v, "schema", jv_string("xg/1"));
+	v = xg_json_set(v, "run", jv_string(r->id));
+	v = xg_json_set(v, "conversation", string_or_null(r->conv));
+	v = xg_json_set(v, "model", string_or_null(xg_json_string_peek(r->model, "id")));
+	v = xg_json_set(v, "effort", string_or_null(xg_json_string_peek(r->model, "effort")));
+	v = xg_json_set(v, "variant", string_or_null(xg_json_string_peek(r->pack, "variant")));
+	v = xg_json_set(v, "version", string_or_null(xg_json_string_peek(r->pack, "version")));
+	v = xg_json_set(v, "snapshot", snapshot_commit(r));
+	v = xg_json_set(v, "mode", string_or_null(r->mode));
+	v = xg_json_set(v, "cwd", string_or_null(r->cwd));
+	xg_run_out_write(&r->out, v);
+}
+
+static jv usage_object(long long in, long long cached, long long out)
+{
+	jv u = jv_object();
+
+	u = xg_json_set(u, "input", jv_number((double)in));
+	u = xg_json_set(u, "cached_input", jv_number((double)cached));
+	return xg_json_set(u, "output", jv_number((double)out));
+}
+
+static void write_summary(struct run *r, const char *ended)
+{
+	jv v = jv_object();
+
+	v = xg_json_set(v, "id", jv_string(r->id));
+	v = xg_json_set(v, "conversation", string_or_null(r->conv));
+	v = xg_json_set(v, "model", string_or_null(xg_json_string_peek(r->model, "id")));
+	v = xg_json_set(v, "effort", string_or_null(xg_json_string_peek(r->model, "effort")));
+	v = xg_json_set(v, "variant", string_or_null(xg_json_string_peek(r->pack, "variant")));
+	v = xg_json_set(v, "version", string_or_null(xg_json_string_peek(r->pack, "version")));
+	v = xg_json_set(v, "snapshot", snapshot_commit(r));
+	v = xg_json_set(v, "mode", string_or_null(r->mode));
+	v = xg_json_set(v, "cwd", string_or_null(r->cwd));
+	v = xg_json_set(v, "status", string_or_null(r->status));
+	v = xg_json_set(v, "stop", string_or_null(r->stop));
+	v = xg_json_set(v, "reason", string_or_null(r->reason));
+	v = xg_json_set(v, "usage", usage_object(r->in, r->cached, r->output));
+	v = xg_json_set(v, "tool_calls", jv_number(r->calls));
+	v = xg_json_set(v, "requests", jv_number(r->requests));
+	v = xg_json_set(v, "started", jv_string(r->started));
+	v = xg_json_set(v, "ended", string_or_null(ended));
+	v = xg_json_set(v, "ms", ended ? jv_number((double)(xg_clock_ms() - r->t0)) : jv_null());
+	xg_run_out_summary(&r->out, v);
+}
+
+static void write_run_end(struct run *r)
+{
+	jv v = xg_rec_new("run_end");
+
+	v = xg_json_set(v, "run", jv_string(r->id));
+	v = xg_json_set(v, "conversation", string_or_null(r->conv));
+	v = xg_json_set(v, "status", jv_string(r->status));
+	if (r->stop)
+		v = xg_json_set(v, "stop", jv_string(r->stop));
+	if (r->reason)
+		v = xg_json_set(v, "reason", jv_string(r->reason));
+	v = xg_json_set(v, "exit", jv_number(r->rc));
+	v = xg_json_set(v, "reply", r->reply ? xg_json_string_bytes(r->reply, strlen(r->reply))
+						: jv_null());
+	v = xg_json_set(v, "usage", usage_object(r->in, r->cached, r->output));
+	v = xg_json_set(v, "tool_calls", jv_number(r->calls));
+	v = xg_json_set(v, "requests", jv_number(r->requests));
+	v = xg_json_set(v, "slices", jv_number(1));
+	v = xg_json_set(v, "ms", jv_number((double)(xg_clock_ms() - r->t0)));
+	xg_run_out_write(&r->out, v);
+}
+
+/* ---- the conversation ---- */
+
+/* Appends entry (consumed) to the conversation; 0 or fails the run. */
+static int remember(struct run *r, jv entry)
+{
+	int rc;
+
+	entry = xg_json_set(entry, "run", jv_string(r->id));
+	rc = xg_conv_append(r->conv, entry);
+	if (rc == -2)
+		return fail(r, XG_EX_TEMPFAIL, "the conversation '%s' is locked", r->conv);
+	if (rc < 0)
+		return fail(r, XG_EX_IOERR, "cannot append to the conversation '%s'", r->conv);
+	return 0;
+}
+
+static int collect(jv entry, void *ctx)
+{
+	jv *all = ctx;
+
+	*all = jv_array_append(*all, jv_copy(entry));
+	return 0;
+}
+
+/* Results for calls that never got one (a run that ended mid-call), so the
+ * history stays a valid exchange. */
+static jv close_calls(jv msgs, jv *pending)
+{
+	jv_array_foreach(*pending, i, c) {
+		jv m = jv_object();
+
+		(void)i;
+		m = xg_json_set(m, "role", jv_string("tool"));
+		m = xg_json_set(m, "id", jv_copy(xg_json_get_peek(c, "id")));
+		m = xg_json_set(m, "name", jv_copy(xg_json_get_peek(c, "name")));
+		m = xg_json_set(m, "output", jv_string("not run: the run ended before this call"));
+		m = xg_json_set(m, "ok", jv_false());
+		msgs = jv_array_append(msgs, m);
+		jv_free(c);
+	}
+	jv_free(*pending);
+	*pending = jv_array();
+	return msgs;
+}
+
+static jv without_id(jv pending, const char *id)
+{
+	jv out = jv_array();
+
+	jv_array_foreach(pending, i, c) {
+		const char *cid = xg_json_string_peek(c, "id");
+
+		(void)i;
+		if (cid && id && !strcmp(cid, id))
+			jv_free(c);
+		else
+			out = jv_array_append(out, c);
+	}
+	jv_free(pending);
+	return out;
+}
+
+/* The conversation's messages and tool results as provider messages. */
+static int load_history(struct run *r)
+{
+	jv all = jv_array(), pending = jv_array();
+	int n, i;
+
+	r->messages = jv_array();
+	if (r->conv_new)
+		return 0;
+	if (xg_conv_scan_back(r->conv, collect, &all, NULL) < 0 && errno != ENOENT) {
+		jv_free(all);
+		jv_free(pending);
+		return fail(r, XG_EX_IOERR, "cannot read the conversation '%s'", r->conv);
+	}
+	n = jv_array_length(jv_copy(all));
+	for (i = n - 1; i >= 0; i--) {
+		jv e = jv_array_get(jv_copy(all), i), m;
+		const char *type = xg_json_string_peek(e, "type");
+		const char *role = xg_json_string_peek(e, "role");
+
+		if (type && !strcmp(type, "message") && role &&
+		    (!strcmp(role, "user") || !strcmp(role, "assistant"))) {
+			r->messages = close_calls(r->messages, &pending);
+			m = jv_object();
+			m = xg_json_set(m, "role", jv_string(role));
+			m = xg_json_set(m, "text", jv_copy(xg_json_get_peek(e, "text")));
+			if (jv_is_valid(xg_json_get_peek(e, "reasoning")))
+				m = xg_json_set(m, "reasoning", jv_copy(xg_json_get_peek(e, "reasoning")));
+			if (jv_get_kind(xg_json_get_peek(e, "tool_calls")) == JV_KIND_ARRAY) {
+				m = xg_json_set(m, "tool_calls",
+						jv_copy(xg_json_get_peek(e, "tool_calls")));
+				jv_free(pending);
+				pending = jv_copy(xg_json_get_peek(e, "tool_calls"));
+			}
+			r->messages = jv_array_append(r->messages, m);
+		} else if (type && !strcmp(type, "tool_result")) {
+			m = jv_object();
+			m = xg_json_set(m, "role", jv_string("tool"));
+			m = xg_json_set(m, "id", jv_copy(xg_json_get_peek(e, "id")));
+			m = xg_json_set(m, "name", jv_copy(xg_json_get_peek(e, "name")));
+			m = xg_json_set(m, "output", jv_copy(xg_json_get_peek(e, "output")));
+			m = xg_json_set(m, "ok", jv_copy(xg_json_get_peek(e, "ok")));
+			pending = without_id(pending, xg_json_string_peek(e, "id"));
+			r->messages = jv_array_append(r->messages, m);
+		}
+		jv_free(e);
+	}
+	r->messages = close_calls(r->messages, &pending);
+	jv_free(pending);
+	jv_free(all);
+	return 0;
+}
+
+/* A model other than the conversation's last is a model change, recorded
+ * (xg-choices has written its own fallback already). */
+static int note_model_change(struct run *r)
+{
+	jv last, e;
+	const char *id = xg_json_string_peek(r->model, "id");
+	const char *src = xg_json_string_peek(r->model, "source");
+	const char *was;
+	int rc = 0;
+
+	if (r->conv_new)
+		return 0;
+	last = xg_conv_last_model(r->conv, NULL);
+	was = xg_json_string_peek(last, "id");
+	if (was && id && strcmp(was, id) && !(src && !strcmp(src, "fallback"))) {
+		e = xg_rec_new("model_change");
+		e = xg_json_set(e, "from", jv_string(was));
+		e = xg_json_set(e, "to", jv_string(id));
+		e = xg_json_set(e, "effort", string_or_null(xg_json_string_peek(r->model, "effort")));
+		e = xg_json_set(e, "reason", jv_string(src && !strcmp(src, "flag") ? "selected" : src ? src : "selected"));
+		rc = remember(r, jv_copy(e));
+		xg_run_out_write(&r->out, e);
+	}
+	jv_free(last);
+	return rc;
+}
+
+/* Adds a user message to the request, the conversation and the records. */
+static int add_user_message(struct run *r, const char *text, const char *kind)
+{
+	jv m = jv_object(), e, rec;
+
+	m = xg_json_set(m, "role", jv_string("user"));
+	m = xg_json_set(m, "text", jv_string(text));
+	r->messages = jv_array_append(r->messages, m);
+	e = xg_rec_new("message");
+	e = xg_json_set(e, "role", jv_string("user"));
+	e = xg_json_set(e, "text", jv_string(text));
+	if (kind)
+		e = xg_json_set(e, "kind", jv_string(kind));
+	rec = jv_copy(e);
+	xg_run_out_write(&r->out, rec);
+	return remember(r, e);
+}
+
+/* ---- one request ---- */
+
+struct turn {
+	struct run *r;
+	struct xg_buf text;
+	jv reasoning;		/* reasoning blocks to send back */
+	jv calls;		/* {id, name, args, bad_args?} */
+	jv usage;
+	char finish[32];
+};
+
+static void turn_reset(struct turn *t)
+{
+	xg_buf_reset(&t->text);
+	jv_free(t->reasoning);
+	jv_free(t->calls);
+	jv_free(t->usage);
+	t->reasoning = jv_array();
+	t->calls = jv_array();
+	t->usage = jv_null();
+	t->finish[0] = 0;
+}
+
+static int on_event(void *ctx, jv ev)
+{
+	struct turn *t = ctx;
+	const char *type = xg_json_string_peek(ev, "type");
+	const char *s;
+
+	if (!type)
+		type = "";
+	if (!strcmp(type, "text") && (s = xg_json_string_peek(ev, "text"))) {
+		xg_buf_addstr(&t->text, s);
+		if (t->r->o->stream) {
+			jv rec = xg_rec_new("text");
+
+			xg_run_out_write(&t->r->out, xg_json_set(rec, "text", jv_string(s)));
+		}
+	} else if (!strcmp(type, "reasoning_block")) {
+		jv b = jv_object();
+
+		b = xg_json_set(b, "text", jv_copy(xg_json_get_peek(ev, "text")));
+		if (xg_json_string_peek(ev, "signature"))
+			b = xg_json_set(b, "signature", jv_copy(xg_json_get_peek(ev, "signature")));
+		t->reasoning = jv_array_append(t->reasoning, b);
+	} else if (!strcmp(type, "tool_call")) {
+		jv c = jv_object();
+
+		c = xg_json_set(c, "id", jv_copy(xg_json_get_peek(ev, "id")));
+		c = xg_json_set(c, "name", jv_copy(xg_json_get_peek(ev, "name")));
+		c = xg_json_set(c, "args", jv_copy(xg_json_get_peek(ev, "args")));
+		if (jv_is_valid(xg_json_get_peek(ev, "bad_args")))
+			c = xg_json_set(c, "bad_args", jv_copy(xg_json_get_peek(ev, "bad_args")));
+		t->calls = jv_array_append(t->calls, c);
+	} else if (!strcmp(type, "usage")) {
+		jv_free(t->usage);
+		t->usage = jv_copy(ev);
+	} else if (!strcmp(type, "finish") && (s = xg_json_string_peek(ev, "reason"))) {
+		snprintf(t->finish, sizeof(t->finish), "%s", s);
+	}
+	jv_free(ev);
+	return run_signal != 0;
+}
+
+static void on_retry(void *ctx, const struct xg_provider_retry *rr)
+{
+	struct turn *t = ctx;
+	jv v = xg_rec_new("retry");
+
+	v = xg_json_set(v, "attempt", jv_number(rr->attempt));
+	v = xg_json_set(v, "of", jv_number(rr->of));
+	v = xg_json_set(v, "delay_ms", jv_number((double)rr->delay_ms));
+	v = xg_json_set(v, "reason", string_or_null(rr->reason));
+	if (rr->message && *rr->message)
+		v = xg_json_set(v, "message", jv_string(rr->message));
+	v = xg_json_set(v, "partial", jv_bool(rr->partial));
+	xg_run_out_write(&t->r->out, v);
+	/* What the failed attempt delivered is dropped: the next starts over. */
+	if (rr->partial)
+		turn_reset(t);
+}
+
+static jv build_request(struct run *r)
+{
+	jv q = jv_object();
+	const char *name = xg_json_string_peek(r->model, "name");
+	const char *id = xg_json_string_peek(r->model, "id");
+	const char *effort = xg_json_string_peek(r->model, "effort");
+
+	if (!name)
+		name = strchr(id, '/') ? strchr(id, '/') + 1 : id;
+	q = xg_json_set(q, "model", jv_string(name));
+	q = xg_json_set(q, "system", jv_copy(xg_json_get_peek(r->pack, "system")));
+	q = xg_json_set(q, "messages", jv_copy(r->messages));
+	q = xg_json_set(q, "tools", jv_copy(r->tools));
+	if (effort)
+		q = xg_json_set(q, "effort", jv_string(effort));
+	return xg_json_set(q, "cache_key", jv_string(r->conv));
+}
+
+static void count_usage(struct run *r, jv u)
+{
+	long long in = 0, cached = 0, out = 0;
+	jv v;
+
+	if (jv_get_kind(u) != JV_KIND_OBJECT)
+		return;
+	xg_json_int_peek(u, "input", &in);
+	xg_json_int_peek(u, "cached_input", &cached);
+	xg_json_int_peek(u, "output", &out);
+	r->in += in;
+	r->cached += cached;
+	r->output += out;
+	v = xg_rec_new("usage");
+	v = xg_json_set(v, "input", jv_number((double)in));
+	v = xg_json_set(v, "cached_input", jv_number((double)cached));
+	v = xg_json_set(v, "output", jv_number((double)out));
+	v = xg_json_set(v, "cumulative", usage_object(r->in, r->cached, r->output));
+	xg_run_out_write(&r->out, v);
+}
+
+/* The reply as an assistant message: in the request, the conversation and
+ * the records. */
+static int add_reply(struct run *r, struct turn *t)
+{
+	jv m = jv_object(), e;
+	int has_calls = jv_array_length(jv_copy(t->calls)) > 0;
+
+	m = xg_json_set(m, "role", jv_string("assistant"));
+	m = xg_json_set(m, "text", xg_json_string_bytes(t->text.buf, t->text.len));
+	if (jv_array_length(jv_copy(t->reasoning)))
+		m = xg_json_set(m, "reasoning", jv_copy(t->reasoning));
+	if (has_calls) {
+		jv calls = jv_array();
+
+		jv_array_foreach(t->calls, i, c) {
+			(void)i;
+			calls = jv_array_append(calls, jv_object_delete(c, jv_string("bad_args")));
+		}
+		m = xg_json_set(m, "tool_calls", calls);
+	}
+	r->messages = jv_array_append(r->messages, jv_copy(m));
+	free(r->reply);
+	r->reply = xg_strndup(t->text.buf, t->text.len);
+	e = xg_rec_new("message");
+	jv_object_foreach(m, k, v)
+		e = jv_object_set(e, k, v);
+	jv_free(m);
+	e = xg_json_set(e, "model", jv_copy(xg_json_get_peek(r->model, "id")));
+	e = xg_json_set(e, "effort", string_or_null(xg_json_string_peek(r->model, "effort")));
+	if (t->finish[0])
+		e = xg_json_set(e, "finish", jv_string(t->finish));
+	xg_run_out_write(&r->out, jv_copy(e));
+	return remember(r, jv_object_delete(e, jv_string("finish")));
+}
+
+/* ---- tools ---- */
+
+static jv refusal(const char *why)
+{
+	jv res = jv_object();
+
+	res = xg_json_set(res, "ok", jv_false());
+	res = xg_json_set(res, "output", jv_string(why));
+	return xg_json_set(res, "refused", jv_true());
+}
+
+/* Whether the gates let the call run; NULL, or the refusal's result. */
+static jv gate_call(struct run *r, const char *id, const char *name, jv args)
+{
+	char *reason = NULL, *why;
+	jv res;
+
+	if (!strcmp(r->mode, "plan") &&
+	    !xg_gate_plan_check(xg_gate_call(id, name, jv_copy(args)), &reason))
+		goto refused;
+	if (r->gate && !xg_gate_check(r->gate, xg_gate_call(id, name, jv_copy(args)), &reason))
+		goto refused;
+	jv_free(args);
+	return jv_null();
+refused:
+	jv_free(args);
+	why = xg_asprintf("refused: %s; nothing was run", reason ? reason : XG_GATE_DEFAULT_REASON);
+	res = refusal(why);
+	free(why);
+	free(reason);
+	return res;
+}
+
+static int run_call(struct run *r, jv call)
+{
+	const char *id = xg_json_string_peek(call, "id");
+	const char *name = xg_json_string_peek(call, "name");
+	jv args = jv_copy(xg_json_get_peek(call, "args")), rec, res, m, e;
+	struct xg_tool_ctx ctx = { 0 };
+	int64_t t0 = xg_clock_ms();
+	int rc;
+
+	if (!id)
+		id = "";
+	if (!name)
+		name = "";
+	if (jv_get_kind(args) != JV_KIND_OBJECT) {
+		jv_free(args);
+		args = jv_object();
+	}
+	rec = xg_rec_new("tool_call");
+	rec = xg_json_set(rec, "id", jv_string(id));
+	rec = xg_json_set(rec, "name", jv_string(name));
+	rec = xg_json_set(rec, "args", jv_copy(args));
+	xg_run_out_write(&r->out, rec);
+	r->calls++;
+	if (jv_is_valid(xg_json_get_peek(call, "bad_args"))) {
+		res = refusal("the arguments were not a JSON object; nothing was run");
+	} else if (run_signal) {
+		res = refusal("not run: the run was interrupted");
+	} else {
+		res = gate_call(r, id, name, jv_copy(args));
+		if (jv_get_kind(res) == JV_KIND_NULL) {
+			jv_free(res);
+			ctx.workspace = r->cwd;
+			ctx.run_dir = r->out.dir;
+			ctx.call_id = id;
+			ctx.ask_command = r->o->ask;
+			ctx.env_drop = r->env_drop;
+			ctx.abort = &run_signal;
+			ctx.procs = &r->procs;
+			res = xg_tool_run(&ctx, name, jv_copy(args));
+		}
+	}
+	jv_free(args);
+	if (!strcmp(name, "todo_write") && jv_get_kind(xg_json_get_peek(res, "items")) == JV_KIND_ARRAY) {
+		jv todo = xg_rec_new("todo");
+
+		todo = xg_json_set(todo, "items", jv_copy(xg_json_get_peek(res, "items")));
+		xg_run_out_write(&r->out, todo);
+	}
+	rec = xg_rec_new("tool_result");
+	rec = xg_json_set(rec, "id", jv_string(id));
+	rec = xg_json_set(rec, "name", jv_string(name));
+	rec = jv_object_merge(rec, jv_copy(res));
+	rec = xg_json_set(rec, "ms", jv_number((double)(xg_clock_ms() - t0)));
+	xg_run_out_write(&r->out, rec);
+
+	m = jv_object();
+	m = xg_json_set(m, "role", jv_string("tool"));
+	m = xg_json_set(m, "id", jv_string(id));
+	m = xg_json_set(m, "name", jv_string(name));
+	m = xg_json_set(m, "output", jv_copy(xg_json_get_peek(res, "output")));
+	m = xg_json_set(m, "ok", jv_copy(xg_json_get_peek(res, "ok")));
+	r->messages = jv_array_append(r->messages, m);
+	e = xg_rec_new("tool_result");
+	e = xg_json_set(e, "id", jv_string(id));
+	e = xg_json_set(e, "name", jv_string(name));
+	e = xg_json_set(e, "ok", jv_copy(xg_json_get_peek(res, "ok")));
+	e = xg_json_set(e, "output", jv_copy(xg_json_get_peek(res, "output")));
+	rc = remember(r, e);
+	jv_free(res);
+	jv_free(call);
+	return rc;
+}
+
+/* ---- plan mode ---- */
+
+/*
+ * Classifies the settled reply and writes the plan record.  Returns 1 when
+ * it is invalid (worth the one repair), with *problems the problems'
+ * messages joined for the template.
+ */
+static int classify_plan(struct run *r, char **problems)
+{
+#ifdef XG_RUN_HAVE_PLAN
+	struct xg_plan_result pr;
+	struct xg_buf b = XG_BUF_INIT(0);
+	const char *reply = r->reply ? r->reply : "";
+	size_t i;
+	int invalid;
+
+	if (xg_plan_classify(reply, strlen(reply), &pr) < 0) {
+		fail(r, XG_EX_SOFTWARE, "cannot classify the plan reply");
+		return -1;
+	}
+	xg_run_out_write(&r->out, xg_plan_record(&pr));
+	invalid = pr.outcome == XG_PLAN_INVALID;
+	for (i = 0; invalid && i < pr.nproblems; i++)
+		xg_buf_addf(&b, "%s%s", i ? "; " : "", pr.problems[i].message);
+	*problems = xg_buf_detach(&b, NULL);
+	xg_plan_result_release(&pr);
+	return invalid;
+#else
+	(void)problems;
+	xg_run_out_write(&r->out, notice("this build of xg-run has no plan classifier: "
+					 "the plan reply was not classified"));
+	return 0;
+#endif
+}
+
+static char *repair_text(const struct run *r, const char *problems)
+{
+	jv tmpl = xg_json_get_peek(xg_json_get_peek(r->pack, "templates"), "plan-repair");
+	jv vars = jv_object();
+	char *esc = xg_prompt_escape_data(problems), *out;
+
+	vars = xg_json_set(vars, "problems", jv_string(esc));
+	free(esc);
+	if (jv_get_kind(tmpl) == JV_KIND_STRING)
+		out = xg_prompt_render(jv_string_value(tmpl),
+				       (size_t)jv_string_length_bytes(jv_copy(tmpl)), vars);
+	else
+		out = xg_asprintf("Your last reply in plan mode could not be read as written: %s. "
+				  "End it again with exactly one complete <proposed_plan> or "
+				  "<plan_blocked> block, or with plain prose if there is nothing "
+				  "to plan.", problems);
+	jv_free(vars);
+	return out;
+}
+
+/* ---- the loop ---- */
+
+static int stream_one(struct run *r, struct turn *t, struct xg_provider_error *perr)
+{
+	struct xg_provider_callbacks cb = { on_event, on_retry, t };
+	int rc;
+
+	r->requests++;
+	run_provider = r->prov;
+	rc = xg_provider_stream(r->prov, build_request(r), &cb, perr);
+	run_provider = NULL;
+	return rc;
+}
+
+static int converse(struct run *r)
+{
+	struct turn t = { r, XG_BUF_INIT(0), jv_array(), jv_array(), jv_null(), "" };
+	struct xg_provider_error perr;
+	int repaired = 0, rc = 0, n, i;
+	char *problems = NULL, *text;
+
+	r->tools = xg_tool_schemas();
+	if (load_history(r) || note_model_change(r) ||
+	    add_user_message(r, xg_json_string_peek(r->request, "text"), NULL))
+		goto out;
+	for (;;) {
+		if (run_signal)
+			break;
+		turn_reset(&t);
+		memset(&perr, 0, sizeof(perr));
+		rc = stream_one(r, &t, &perr);
+		count_usage(r, t.usage);
+		if (run_signal || rc == -1)
+			break;
+		if (rc) {
+			fail(r, rc, "%s: %s", perr.class ? perr.class : "error", perr.message);
+			break;
+		}
+		if (add_reply(r, &t))
+			break;
+		n = jv_array_length(jv_copy(t.calls));
+		for (i = 0; i < n; i++)
+			if (run_call(r, jv_array_get(jv_copy(t.calls), i)))
+				goto out;
+		if (n)
+			continue;
+		if (!strcmp(t.finish, "length")) {
+			r->status = "interrupted";
+			r->stop = "unfinished";
+			r->reason = xg_strdup("the reply reached the model's output limit");
+			r->rc = XG_EX_FAIL;
+			break;
+		}
+		if (!strcmp(r->mode, "plan")) {
+			free(problems);
+			problems = NULL;
+			rc = classify_plan(r, &problems);
+			if (rc < 0)
+				break;
+			if (rc == 1 && !repaired && !run_signal) {
+				repaired = 1;
+				text = repair_text(r, problems);
+				rc = add_user_message(r, text, "plan-repair");
+				free(text);
+				if (rc)
+					break;
+				continue;
+			}
+		}
+		r->status = "completed";
+		r->rc = 0;
+		break;
+	}
+out:
+	free(problems);
+	xg_buf_release(&t.text);
+	jv_free(t.reasoning);
+	jv_free(t.calls);
+	jv_free(t.usage);
+	return r->rc;
+}
+
+static void install_signals(struct run *r)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	run_procs = &r->procs;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+int xg_run(const struct xg_run_opts *o, FILE *fp)
+{
+	struct run r;
+	size_t i;
+
+	memset(&r, 0, sizeof(r));
+	r.o = o;
+	r.t0 = xg_clock_ms();
+	xg_clock_rfc3339(xg_clock_wall_ms(), r.started);
+	r.request = r.snapshot = r.model = r.pack = jv_null();
+	r.messages = r.tools = jv_null();
+	r.rc = -1;
+	install_signals(&r);
+	xg_run_out_init(&r.out, fp);
+	r.id = xg_conv_new_id();
+	if (xg_run_out_open(&r.out, r.id) < 0)
+		fail(&r, XG_EX_IOERR, "cannot make the run's directory");
+	if (r.rc < 0 && !read_input(&r) && r.rc < 0)
+		prepare(&r);
+	write_run_start(&r);
+	write_summary(&r, NULL);
+	if (r.rc < 0)
+		converse(&r);
+	if (run_signal) {
+		r.status = "interrupted";
+		r.stop = "user";
+		free(r.reason);
+		r.reason = xg_asprintf("stopped by %s", run_signal == SIGINT ? "SIGINT" : "SIGTERM");
+		r.rc = 128 + run_signal;
+	}
+	if (!r.status)
+		fail(&r, XG_EX_SOFTWARE, "the run ended without a status");
+	write_run_end(&r);
+	{
+		char ended[25];
+
+		xg_clock_rfc3339(xg_clock_wall_ms(), ended);
+		write_summary(&r, ended);
+	}
+	if (r.out.write_error && !r.rc)
+		r.rc = XG_EX_IOERR;
+	run_procs = NULL;
+	xg_run_out_release(&r.out);
+	if (r.prov)
+		xg_provider_free(r.prov);
+	if (r.gate)
+		xg_gate_free(r.gate);
+	if (r.have_catalog)
+		xg_choices_release(&r.choices);
+	for (i = 0; r.env_drop && r.env_drop[i]; i++)
+		free((char *)r.env_drop[i]);
+	free(r.env_drop);
+	jv_free(r.request);
+	jv_free(r.snapshot);
+	jv_free(r.model);
+	jv_free(r.pack);
+	jv_free(r.messages);
+	jv_free(r.tools);
+	free(r.id);
+	free(r.conv);
+	free(r.cwd);
+	free(r.reply);
+	free(r.reason);
+	return r.rc;
+}

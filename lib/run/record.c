@@ -1,0 +1,83 @@
+/*
+ * A run's records, to standard output and to the run's directory.
+ */
+#include "xg.h"
+#include "run/record.h"
+
+void xg_run_out_init(struct xg_run_out *o, FILE *fp)
+{
+	memset(o, 0, sizeof(*o));
+	xg_rec_writer_init(&o->out, fp);
+}
+
+int xg_run_out_open(struct xg_run_out *o, const char *id)
+{
+	char *rel = xg_path_join("runs", id), *path;
+	FILE *fp;
+
+	o->dir = xg_path_state(rel);
+	free(rel);
+	if (xg_mkdir_p(o->dir, 0755) < 0)
+		return -1;
+	path = xg_path_join(o->dir, "events.ndjson");
+	fp = fopen(path, "ae");
+	if (!fp) {
+		xg_error_errno("cannot open '%s'", path);
+		free(path);
+		return -1;
+	}
+	free(path);
+	xg_rec_writer_init(&o->ev, fp);
+	/* A crash keeps every record written before it. */
+	o->ev.flush_each = 1;
+	return 0;
+}
+
+void xg_run_out_release(struct xg_run_out *o)
+{
+	if (o->ev.fp) {
+		if (fclose(o->ev.fp))
+			xg_warn("cannot write the run's events: %s", strerror(errno));
+		o->ev.fp = NULL;
+		xg_rec_writer_release(&o->ev);
+	}
+	xg_rec_writer_release(&o->out);
+	free(o->dir);
+	o->dir = NULL;
+}
+
+void xg_run_out_write(struct xg_run_out *o, jv rec)
+{
+	if (o->ev.fp && xg_rec_write(&o->ev, jv_copy(rec)) < 0) {
+		xg_warn("cannot write the run's events: %s", strerror(errno));
+		fclose(o->ev.fp);
+		o->ev.fp = NULL;
+	}
+	if (xg_rec_write(&o->out, rec) < 0)
+		o->write_error = 1;
+}
+
+void xg_run_out_pass(struct xg_run_out *o, const struct xg_rec *rec)
+{
+	if (xg_rec_pass(&o->out, rec) < 0)
+		o->write_error = 1;
+}
+
+int xg_run_out_summary(struct xg_run_out *o, jv info)
+{
+	struct xg_buf b = XG_BUF_INIT(0);
+	char *path;
+	int rc;
+
+	if (!o->dir) {
+		jv_free(info);
+		return 0;
+	}
+	xg_json_dump(&b, info);
+	xg_buf_addch(&b, '\n');
+	path = xg_path_join(o->dir, "run.json");
+	rc = xg_write_atomic(path, b.buf, b.len, 0644);
+	free(path);
+	xg_buf_release(&b);
+	return rc;
+}
