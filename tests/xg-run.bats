@@ -1,0 +1,514 @@
+#!/usr/bin/env bats
+# xg-run: the agent loop against the loopback fake provider, in each of the
+# three wire kinds.  The catalog gets a provider "fake" with one model,
+# fake/m, whose key is $XG_TEST_KEY; the fake provider checks it.
+
+load helper
+load fake-provider
+
+KINDS="openai-chat openai-responses anthropic-messages"
+
+setup() {
+	unset OPENAI_API_KEY ANTHROPIC_API_KEY OPENROUTER_API_KEY
+	export XG_TEST_KEY=test-secret-4d7a
+	export FAKE_PROVIDER_KEY=$XG_TEST_KEY
+	CONVS="$XG_HOME/state/conversations"
+}
+
+teardown() {
+	fake_provider_stop
+}
+
+# serve KIND: starts the fake provider on the script given on stdin and
+# points the catalog's provider "fake" at it, speaking KIND.
+serve() {
+	fake_provider_stop
+	fake_provider_start || return 1
+	mkdir -p "$XG_HOME/config"
+	cat >"$XG_HOME/config/models.json" <<-EOF
+	{"providers": {"fake": {"kind": "$1", "base_url": "$FAKE_URL", "key_env": "XG_TEST_KEY",
+	  "models": {"m": {"context_window": 100000, "max_output_tokens": 4096,
+	                   "efforts": [], "default_effort": null}}}}}
+	EOF
+}
+
+# Runs xg-run on fake/m with stdin closed off.
+xgrun() {
+	run_split xg-run --model fake/m "$@" </dev/null
+}
+
+# The records of type $1 in $output, one compact line each.
+recs() {
+	printf '%s\n' "$output" | jq -c --arg t "$1" 'select(.type == $t)'
+}
+
+# A field of the run_end record.
+end_field() {
+	printf '%s\n' "$output" | jq -r "select(.type == \"run_end\") | $1"
+}
+
+# The record types in order, space-separated.
+types() {
+	printf '%s\n' "$output" | jq -r .type | tr '\n' ' '
+}
+
+# run_start comes before every other record of the run (records passed
+# through or computed upstream may precede it) and run_end is last, exactly
+# once each.
+assert_framed() {
+	local t=" $(types)" before
+	[[ "$t" == *" run_start "* ]] || { echo "no run_start: $t"; return 1; }
+	before=${t%% run_start *}
+	for r in message tool_call tool_result usage retry todo text run_end; do
+		[[ "$before " != *" $r "* ]] || { echo "$r before run_start: $t"; return 1; }
+	done
+	[[ "$t" == *" run_end " ]] || { echo "run_end not last: $t"; return 1; }
+	[ "$(printf '%s\n' "$output" | jq -r .type | grep -c '^run_end$')" = 1 ]
+	[ "$(printf '%s\n' "$output" | jq -r .type | grep -c '^run_start$')" = 1 ]
+}
+
+@test "a text reply completes the run in each wire kind" {
+	for kind in $KINDS; do
+		serve "$kind" <<-'EOF'
+		{"text": "Hello there, all done.", "usage": {"input": 100, "cached_input": 60, "output": 7}}
+		EOF
+		xgrun "say hello"
+		assert_success
+		assert_framed
+		[ "$(end_field .status)" = completed ]
+		[ "$(end_field .reply)" = "Hello there, all done." ]
+		[ "$(end_field '.usage | "\(.input) \(.cached_input) \(.output)"')" = "100 60 7" ]
+		[ "$(recs run_start | jq -r '"\(.schema) \(.model)"')" = "xg/1 fake/m" ]
+		[ "$(recs message | jq -r 'select(.role == "assistant") | .text')" = "Hello there, all done." ]
+		fake_log 'assert log[0]["auth"] == "ok", log[0]["auth"]; assert log[0]["kind"] == "'"$kind"'"'
+		fake_log 'import json; assert "say hello" in json.dumps(log[0]["body"])'
+		# The key is in no record, no message and no file of the run.
+		[[ "$output$stderr" != *"$XG_TEST_KEY"* ]]
+		[ -z "$(grep -rl "$XG_TEST_KEY" "$XG_HOME/state")" ]
+	done
+}
+
+@test "--stream writes text deltas that add up to the reply" {
+	for kind in $KINDS; do
+		serve "$kind" <<-'EOF'
+		{"text": "One two three four five six.", "chunk": 4}
+		EOF
+		xgrun --stream "count"
+		assert_success
+		[ "$(recs text | wc -l)" -gt 3 ]
+		[ "$(recs text | jq -j .text)" = "One two three four five six." ]
+	done
+	xgrun "count"
+	[ -z "$(recs text)" ]
+}
+
+@test "the run's records go to events.ndjson and run.json holds its summary" {
+	serve openai-chat <<-'EOF'
+	{"text": "ok", "usage": {"input": 5, "cached_input": 0, "output": 1}}
+	EOF
+	xgrun "hi"
+	assert_success
+	id=$(recs run_start | jq -r .run)
+	dir="$XG_HOME/state/runs/$id"
+	[ "$(jq -r .type "$dir/events.ndjson" | tr '\n' ' ')" = "$(types)" ]
+	run jq -r '"\(.id) \(.model) \(.status) \(.variant) \(.usage.input) \(.tool_calls)"' "$dir/run.json"
+	assert_output "$id fake/m completed default 5 0"
+	jq -e '.version | test("^[0-9a-f]{12}$")' "$dir/run.json"
+	jq -e '.started and .ended and (.ms >= 0)' "$dir/run.json"
+}
+
+@test "each tool runs and its result reaches the next request, in each wire kind" {
+	for kind in $KINDS; do
+		printf 'line one\nline two\n' >notes.txt
+		rm -f new/made.txt
+		serve "$kind" <<-'EOF'
+		{"tool_calls": [{"id": "t1", "name": "bash", "args": {"command": "echo from-bash; exit 3"}}]}
+		{"tool_calls": [{"id": "t2", "name": "read", "args": {"path": "notes.txt"}}]}
+		{"tool_calls": [{"id": "t3", "name": "write", "args": {"path": "new/made.txt", "content": "made\n"}}]}
+		{"tool_calls": [{"id": "t4", "name": "edit", "args": {"path": "notes.txt", "edits": [{"old_text": "two", "new_text": "2"}]}}]}
+		{"tool_calls": [{"id": "t5", "name": "todo_write", "args": {"items": [{"content": "look", "status": "completed"}, {"content": "fix", "status": "pending"}]}}]}
+		{"tool_calls": [{"id": "t6", "name": "ask_user", "args": {"question": "which one?"}}]}
+		{"text": "finished"}
+		EOF
+		xgrun "use every tool"
+		assert_success
+		assert_framed
+		[ "$(end_field .tool_calls)" = 6 ]
+		run_out=$output
+		[ "$(recs tool_result | jq -r '"\(.id) \(.name) \(.ok)"' | tr '\n' ' ')" = \
+		  "t1 bash false t2 read true t3 write true t4 edit true t5 todo_write true t6 ask_user true " ]
+		[ "$(recs tool_result | jq -r 'select(.id == "t1") | .exit_code')" = 3 ]
+		[ "$(cat new/made.txt)" = made ]
+		[ "$(sed -n 2p notes.txt)" = "line 2" ]
+		[ "$(recs todo | jq -c '[.items[].status]')" = '["completed","pending"]' ]
+		[ "$(recs tool_result | jq 'select(.id == "t6") | .answered == false')" = true ]
+		# Each result is in the request after it.
+		fake_log 'import json
+for i, want in enumerate(["from-bash", "line one", "made.txt", "Edited", "[x] look", "nobody", ""]):
+    if want:
+        assert want in json.dumps(log[i + 1]["body"]), (i, want)
+assert len(log) == 7'
+	done
+}
+
+@test "ask_user asks the --ask command" {
+	serve openai-responses <<-'EOF'
+	{"tool_calls": [{"id": "q1", "name": "ask_user", "args": {"question": "blue or green?"}}]}
+	{"text": "going with it"}
+	EOF
+	xgrun --ask 'read q; echo "answer to: $q"' "pick a colour"
+	assert_success
+	[ "$(recs tool_result | jq -r .output)" = "answer to: blue or green?" ]
+	fake_log 'import json; assert "answer to: blue or green?" in json.dumps(log[1]["body"])'
+}
+
+@test "parallel tool calls run in order and their results come back in order" {
+	for kind in $KINDS; do
+		serve "$kind" <<-'EOF'
+		{"tool_calls": [{"id": "p1", "name": "bash", "args": {"command": "sleep 0.2; echo one >>order"}}, {"id": "p2", "name": "bash", "args": {"command": "echo two >>order"}}, {"id": "p3", "name": "read", "args": {"path": "order"}}]}
+		{"text": "done"}
+		EOF
+		rm -f order
+		xgrun "three at once"
+		assert_success
+		[ "$(types)" = "run_start message usage message tool_call tool_result tool_call tool_result tool_call tool_result usage message run_end " ] ||
+		[ "$(types)" = "run_start message message tool_call tool_result tool_call tool_result tool_call tool_result message run_end " ]
+		[ "$(recs tool_result | jq -r .id | tr '\n' ' ')" = "p1 p2 p3 " ]
+		[ "$(printf 'one\ntwo')" = "$(cat order)" ]
+		fake_log 'import json
+b = json.dumps(log[1]["body"])
+assert b.index("p1") < b.index("p2") < b.index("p3")'
+	done
+}
+
+@test "edit refusals change nothing and tell the model why" {
+	printf 'same\nsame\nother\n' >f.txt
+	cp f.txt before.txt
+	serve anthropic-messages <<-'EOF'
+	{"tool_calls": [{"id": "e1", "name": "edit", "args": {"path": "f.txt", "edits": [{"old_text": "same", "new_text": "x"}]}}, {"id": "e2", "name": "edit", "args": {"path": "f.txt", "edits": [{"old_text": "other", "new_text": "y"}, {"old_text": "absent", "new_text": "z"}]}}]}
+	{"text": "could not"}
+	EOF
+	xgrun "edit badly"
+	assert_success
+	cmp f.txt before.txt
+	[ "$(recs tool_result | jq -r '"\(.ok) \(.reason) \(.failed_edit)"' | tr '\n' ' ')" = "false not_unique 0 false not_found 1 " ]
+	[ "$(recs tool_result | jq 'select(.id == "e1") | .output | test("nothing was changed")')" = true ]
+}
+
+@test "write and edit refuse paths that escape the workspace" {
+	mkdir ws outside
+	ln -s ../outside ws/link
+	echo keep >outside/f
+	serve openai-chat <<-'EOF'
+	{"tool_calls": [{"id": "w1", "name": "write", "args": {"path": "../escaped.txt", "content": "x"}}, {"id": "w2", "name": "write", "args": {"path": "link/new.txt", "content": "x"}}, {"id": "w3", "name": "edit", "args": {"path": "link/f", "edits": [{"old_text": "keep", "new_text": "lost"}]}}, {"id": "w4", "name": "write", "args": {"path": "/tmp/xg-run-escape-test", "content": "x"}}]}
+	{"text": "refused"}
+	EOF
+	cd ws
+	xgrun "escape"
+	assert_success
+	cd ..
+	[ "$(recs tool_result | jq -r .ok | sort -u)" = false ]
+	[ ! -e escaped.txt ] && [ ! -e outside/new.txt ] && [ ! -e /tmp/xg-run-escape-test ]
+	[ "$(cat outside/f)" = keep ]
+}
+
+@test "--gate refuses calls with its reason and lets the rest run" {
+	for kind in $KINDS; do
+		serve "$kind" <<-'EOF'
+		{"tool_calls": [{"id": "g1", "name": "bash", "args": {"command": "touch ran-rm"}}, {"id": "g2", "name": "bash", "args": {"command": "git --version >/dev/null && touch ran-git"}}]}
+		{"text": "ok"}
+		EOF
+		rm -f ran-rm ran-git
+		xgrun --gate 'if .name == "bash" and (.args.command | startswith("git ") | not) then "bash is only for git" else true end' "gate"
+		assert_success
+		[ ! -e ran-rm ] && [ -e ran-git ]
+		[ "$(recs tool_result | jq 'select(.id == "g1") | .ok == false and .refused and (.output | contains("bash is only for git"))')" = true ]
+		fake_log 'import json; assert "bash is only for git" in json.dumps(log[1]["body"])'
+	done
+}
+
+@test "a --gate filter that does not compile is exit 78 before any request" {
+	serve openai-chat <<-'EOF'
+	{"text": "never"}
+	EOF
+	xgrun --gate 'if .name ==' "gate"
+	assert_failure 78
+	assert_framed
+	[ "$(end_field .status)" = failed ]
+	[ ! -s "$FAKE_LOG" ]
+}
+
+@test "requests are append-only: each is the one before plus new items" {
+	for kind in $KINDS; do
+		serve "$kind" <<-'EOF'
+		{"text": "looking", "reasoning": "first think", "signature": "sig-1", "tool_calls": [{"id": "a1", "name": "bash", "args": {"command": "echo a"}}]}
+		{"tool_calls": [{"id": "a2", "name": "bash", "args": {"command": "echo b"}}, {"id": "a3", "name": "todo_write", "args": {"items": [{"content": "x", "status": "in_progress"}]}}]}
+		{"text": "done"}
+		EOF
+		xgrun "append only"
+		assert_success
+		fake_log '
+import json
+key = {"openai-chat": "messages", "anthropic-messages": "messages", "openai-responses": "input"}[log[0]["kind"]]
+assert len(log) == 3
+# Anthropic cache breakpoints (cache_control) sit on the newest items and move
+# with them; they are hints, not content, so they are left out of the check.
+def strip(v):
+    if isinstance(v, dict):
+        return {k: strip(x) for k, x in v.items() if k != "cache_control"}
+    if isinstance(v, list):
+        return [strip(x) for x in v]
+    return v
+log = [dict(r, body=strip(r["body"])) for r in log]
+for a, b in zip(log, log[1:]):
+    A, B = a["body"], b["body"]
+    assert set(A) == set(B), (set(A), set(B))
+    for k in A:
+        if k == key:
+            continue
+        assert json.dumps(A[k]) == json.dumps(B[k]), k
+    assert len(B[key]) > len(A[key])
+    for i, item in enumerate(A[key]):
+        assert json.dumps(item) == json.dumps(B[key][i]), (i, item, B[key][i])
+'
+	done
+}
+
+@test "a run resumes its conversation with --conversation and request.conversation" {
+	for kind in $KINDS; do
+		serve "$kind" <<-'EOF'
+		{"tool_calls": [{"id": "r1", "name": "bash", "args": {"command": "echo remembered-output"}}]}
+		{"text": "first answer"}
+		{"text": "second answer"}
+		{"text": "third answer"}
+		EOF
+		xgrun "first question"
+		assert_success
+		conv=$(recs run_start | jq -r .conversation)
+		[ -f "$CONVS/$conv.jsonl" ]
+		xgrun --conversation "$conv" "second question"
+		assert_success
+		[ "$(recs run_start | jq -r .conversation)" = "$conv" ]
+		run_split xg-run --model fake/m <<<"{\"type\":\"request\",\"text\":\"third question\",\"conversation\":\"$conv\"}"
+		assert_success
+		[ "$(recs run_start | jq -r .conversation)" = "$conv" ]
+		fake_log '
+import json
+b = json.dumps(log[3]["body"])
+order = ["first question", "remembered-output", "first answer", "second question", "second answer", "third question"]
+pos = [b.index(s) for s in order]
+assert pos == sorted(pos), pos
+# The second run starts from the first one: its request extends the last of the first.
+key = {"openai-chat": "messages", "anthropic-messages": "messages", "openai-responses": "input"}[log[0]["kind"]]
+assert len(log[2]["body"][key]) > len(log[1]["body"][key])'
+		[ "$(jq -r 'select(.type == "message") | .role' "$CONVS/$conv.jsonl" | tr '\n' ' ')" = \
+		  "user assistant assistant user assistant user assistant " ]
+	done
+}
+
+@test "records of the pipeline are used and unknown ones pass through" {
+	serve openai-chat <<-'EOF'
+	{"text": "piped"}
+	EOF
+	printf '%s\n' '{"type":"request","text":"from a pipe","mode":"normal"}' '{"type":"custom","x":1}' |
+		xg-choices start --model fake/m | xg-prompt-compile >upstream.ndjson
+	run_split xg-run -v <upstream.ndjson
+	assert_success
+	assert_framed
+	[ "$(recs custom)" = '{"type":"custom","x":1}' ]
+	[[ "$(types)" == "custom run_start "* ]]
+	[ -z "$(recs request)$(recs pack)$(recs model)" ]
+	[[ "$stderr" != *"no model record"* && "$stderr" != *"no pack record"* ]]
+	# Without them, -v says what it computed.
+	xgrun -v "alone"
+	[[ "$stderr" == *"no model record"* && "$stderr" == *"no pack record"* ]]
+}
+
+@test "run_end is written on every failure path" {
+	# No model: nothing in the catalog is usable.
+	serve openai-chat </dev/null
+	mkdir share
+	cp -r "$XG_SHARE_DIR/prompts" share/
+	cp "$XG_HOME/config/models.json" share/models.json
+	unset XG_TEST_KEY
+	XG_SHARE_DIR=$PWD/share run_split xg-run "no model" </dev/null
+	assert_failure 77
+	assert_framed
+	[ "$(end_field .status)" = failed ]
+	[ "$(end_field .reason)" != null ]
+	# No credentials for the named model.
+	xgrun "no key"
+	assert_failure 77
+	assert_framed
+	[[ "$(end_field .reason)" == *XG_TEST_KEY* ]]
+	export XG_TEST_KEY=test-secret-4d7a
+	# Bad input: not JSON, and a request without text.
+	run_split xg-run --model fake/m <<<'not json'
+	assert_failure 65
+	assert_framed
+	[[ "$stderr" == *"line 1"* ]]
+	run_split xg-run --model fake/m <<<'{"type":"request","mode":"normal"}'
+	assert_failure 65
+	assert_framed
+	[[ "$stderr" == *"'text'"* ]]
+	run_split xg-run --model fake/m </dev/null
+	assert_failure 65
+	assert_framed
+	[ ! -s "$FAKE_LOG" ]
+}
+
+@test "a provider failing past its retries is exit 69, with retry records and run_end" {
+	for kind in $KINDS; do
+		serve "$kind" <<-'EOF'
+		{"status": 500, "body": {"error": {"message": "boom"}}, "repeat": 3}
+		EOF
+		XG_RETRY="attempts=2,base=1,cap=5" xgrun "fail"
+		assert_failure 69
+		assert_framed
+		[ "$(recs retry | wc -l)" = 2 ]
+		[ "$(end_field .status)" = failed ]
+		fake_log 'assert len(log) == 3'
+	done
+}
+
+@test "a wrong key is exit 77 and the key is never shown" {
+	for kind in $KINDS; do
+		serve "$kind" <<-'EOF'
+		{"text": "never"}
+		EOF
+		XG_TEST_KEY=wrong-key-93b1 xgrun "bad key"
+		assert_failure 77
+		assert_framed
+		[ "$(end_field .status)" = failed ]
+		[[ "$output$stderr" != *wrong-key-93b1* ]]
+	done
+}
+
+@test "SIGINT during a long bash kills its process group and ends with run_end stop user, exit 130" {
+	for kind in $KINDS; do
+		serve "$kind" <<-'EOF'
+		{"tool_calls": [{"id": "s0", "name": "bash", "args": {"command": "echo quick"}}]}
+		{"tool_calls": [{"id": "s1", "name": "bash", "args": {"command": "echo $$ >pgid; sleep 300 & sleep 300"}}]}
+		{"text": "never"}
+		EOF
+		rm -f pgid out.ndjson
+		xg-run --model fake/m "long" </dev/null >out.ndjson 2>err.txt &
+		pid=$!
+		for i in $(seq 1 200); do [ -s pgid ] && break; sleep 0.05; done
+		[ -s pgid ]
+		sleep 0.1
+		kill -INT "$pid"
+		rc=0
+		wait "$pid" || rc=$?
+		[ "$rc" = 130 ]
+		output=$(cat out.ndjson)
+		assert_framed
+		[ "$(end_field '"\(.status) \(.stop)"')" = "interrupted user" ]
+		# What was complete is kept: the first call's result is in the conversation.
+		conv=$(recs run_start | jq -r .conversation)
+		grep -q '"output":"quick"' "$CONVS/$conv.jsonl"
+		if kill -0 -- "-$(cat pgid)" 2>/dev/null; then echo "process group still there"; false; fi
+		fake_log 'assert len(log) == 2'
+	done
+}
+
+@test "SIGTERM ends the run with exit 143 after run_end" {
+	serve openai-chat <<-'EOF'
+	{"tool_calls": [{"id": "s1", "name": "bash", "args": {"command": "echo $$ >pgid; sleep 300"}}]}
+	EOF
+	xg-run --model fake/m "long" </dev/null >out.ndjson 2>/dev/null &
+	pid=$!
+	for i in $(seq 1 200); do [ -s pgid ] && break; sleep 0.05; done
+	kill -TERM "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	[ "$rc" = 143 ]
+	output=$(cat out.ndjson)
+	[ "$(end_field '"\(.status) \(.stop)"')" = "interrupted user" ]
+}
+
+@test "standard input left open by the caller never holds the run" {
+	serve openai-chat <<-'EOF'
+	{"text": "not waiting"}
+	EOF
+	run_split timeout 20 bash -c 'xg-run --model fake/m "go" < <(sleep 60)'
+	assert_success
+	[ "$(end_field .status)" = completed ]
+	# A bash command does not read it either.
+	serve openai-chat <<-'EOF'
+	{"tool_calls": [{"id": "i1", "name": "bash", "args": {"command": "cat; echo read-nothing"}}]}
+	{"text": "ok"}
+	EOF
+	run_split timeout 20 bash -c 'xg-run --model fake/m "go" < <(sleep 60)'
+	assert_success
+	[ "$(recs tool_result | jq -r .output)" = read-nothing ]
+}
+
+# ---- plan mode ----
+
+plan_ready() {
+	[ -f "$XG_SRCDIR/lib/plan.h" ] || skip "the plan classifier (lib/plan.h) is not merged yet"
+}
+
+@test "plan mode refuses write and edit, and a ready plan is one request" {
+	plan_ready
+	for kind in $KINDS; do
+		echo keep >p.txt
+		serve "$kind" <<-'EOF'
+		{"tool_calls": [{"id": "w1", "name": "write", "args": {"path": "p.txt", "content": "lost"}}, {"id": "w2", "name": "edit", "args": {"path": "p.txt", "edits": [{"old_text": "keep", "new_text": "lost"}]}}, {"id": "w3", "name": "read", "args": {"path": "p.txt"}}]}
+		{"text": "Here it is.\n<proposed_plan>\n1. Do the thing.\n</proposed_plan>\n"}
+		EOF
+		xgrun --mode plan "plan it"
+		assert_success
+		[ "$(cat p.txt)" = keep ]
+		[ "$(recs tool_result | jq -r '"\(.name) \(.ok)"' | tr '\n' ' ')" = "write false edit false read true " ]
+		[ "$(recs tool_result | jq 'select(.id == "w1") | .output | contains("plan mode")')" = true ]
+		[ "$(recs plan | jq -r .outcome)" = plan_ready ]
+		[[ "$(recs plan | jq -r .plan)" == *"Do the thing."* ]]
+		fake_log 'assert len(log) == 2'
+	done
+}
+
+@test "plan mode: no_plan and blocked end plainly without a repair" {
+	plan_ready
+	for kind in $KINDS; do
+		serve "$kind" <<-'EOF'
+		{"text": "That already exists; nothing to plan."}
+		{"text": "<plan_blocked>\nWhich database?\n</plan_blocked>"}
+		EOF
+		run_split xg-run --model fake/m <<<'{"type":"request","text":"plan","mode":"plan"}'
+		assert_success
+		[ "$(recs plan | jq -r .outcome)" = no_plan ]
+		[ "$(end_field .status)" = completed ]
+		xgrun --mode plan "plan again"
+		assert_success
+		[ "$(recs plan | jq -r .outcome)" = blocked ]
+		fake_log 'assert len(log) == 2'
+	done
+}
+
+@test "plan mode: an invalid reply gets one repair request, and only one" {
+	plan_ready
+	for kind in $KINDS; do
+		serve "$kind" <<-'EOF'
+		{"text": "<proposed_plan>\n1. Half a plan"}
+		{"text": "<proposed_plan>\n1. The whole plan.\n</proposed_plan>"}
+		{"text": "<proposed_plan></proposed_plan>"}
+		{"tool_calls": [{"id": "x1", "name": "write", "args": {"path": "r.txt", "content": "x"}}]}
+		{"text": "<plan_blocked></plan_blocked>"}
+		{"text": "never asked"}
+		EOF
+		xgrun --mode plan "repairable"
+		assert_success
+		[ "$(recs plan | jq -r .outcome | tr '\n' ' ')" = "invalid plan_ready " ]
+		[ "$(recs message | jq -r 'select(.role == "user") | .kind' | tr '\n' ' ')" = "null plan-repair " ]
+		fake_log 'import json; assert "could not be read as written" in json.dumps(log[1]["body"])'
+		# Invalid twice: the repair keeps the gate and is not repeated.
+		xgrun --mode plan "unrepairable"
+		assert_success
+		[ "$(recs plan | jq -r .outcome | tr '\n' ' ')" = "invalid invalid " ]
+		[ ! -e r.txt ]
+		[ "$(end_field .status)" = completed ]
+		fake_log 'assert len(log) == 5, len(log)'
+	done
+}
