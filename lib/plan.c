@@ -551,3 +551,67 @@ jv xg_plan_record(const struct xg_plan_result *r)
 	}
 	return xg_json_set(rec, "problems", problems);
 }
+
+void xg_plan_read_reply(int fd, const char *name, struct xg_buf *b, size_t max)
+{
+	for (;;) {
+		size_t room = 1 << 20;
+		ssize_t n;
+
+		/* One byte over the limit is enough to know it is too long. */
+		if (b->len <= max && max - b->len < room)
+			room = max - b->len + 1;
+		if (b->len > max || xg_buf_grow(b, room) < 0)
+			xg_die(XG_EX_DATAERR, "%s: the reply is longer than the limit of %zu bytes",
+			       name, max);
+		do
+			n = read(fd, b->buf + b->len, room);
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
+			xg_die_errno(XG_EX_IOERR, "cannot read %s", name);
+		if (n == 0)
+			return;
+		b->len += (size_t)n;
+		b->buf[b->len] = '\0';
+	}
+}
+
+size_t xg_plan_records_reply(struct xg_rec_reader *r, struct xg_rec_writer *w,
+			     struct xg_buf *reply)
+{
+	struct xg_rec rec;
+	size_t line = 0;
+	int from_run_end = 0;
+
+	while (xg_rec_next_or_die(r, &rec) > 0) {
+		const char *role = xg_json_string_peek(rec.v, "role");
+		int is_end = rec.type && !strcmp(rec.type, "run_end");
+		int is_msg = rec.type && !strcmp(rec.type, "message") && role &&
+			     !strcmp(role, "assistant");
+
+		if (is_end || (is_msg && !from_run_end)) {
+			const char *field = is_end ? "reply" : "text";
+			jv v = xg_json_get_peek(rec.v, field);
+			jv_kind kind = jv_get_kind(v);
+
+			if (kind != JV_KIND_STRING && kind != JV_KIND_NULL && kind != JV_KIND_INVALID)
+				xg_die(XG_EX_DATAERR, "%s: line %zu: field '%s' of a %s record must be a string, found %s",
+				       r->name, rec.lineno, field, rec.type, xg_json_kind_peek(v));
+			xg_buf_reset(reply);
+			if (kind == JV_KIND_STRING &&
+			    xg_buf_add(reply, jv_string_value(v),
+				       (size_t)jv_string_length_bytes(jv_copy(v))) < 0)
+				xg_die(XG_EX_DATAERR, "%s: line %zu: field '%s' is longer than the limit of %zu bytes",
+				       r->name, rec.lineno, field, reply->max);
+			line = rec.lineno;
+			from_run_end |= is_end;
+		}
+		if (w && xg_rec_pass(w, &rec) < 0)
+			xg_die_errno(XG_EX_IOERR, "cannot write standard output");
+		xg_rec_release(&rec);
+	}
+	if (!line)
+		xg_die(XG_EX_DATAERR, "%s: no run_end record and no assistant message to classify",
+		       r->name);
+	return line;
+}

@@ -95,4 +95,26 @@ int xg_plan_exit_status(enum xg_plan_outcome outcome);
  * "problems":[{"code","message","line"?}]}.  Only looks at r. */
 jv xg_plan_record(const struct xg_plan_result *r);
 
+/*
+ * Input for xg-classify-plan and anything like it.
+ *
+ * xg_plan_read_reply reads all of fd into b (appending); more than max
+ * bytes is exit 65, a read error exit 74; name is for messages.
+ *
+ * xg_plan_records_reply reads records from r, passes each through to w
+ * (unless w is NULL) and sets reply to the reply to classify: the last
+ * run_end's "reply", or, when there is no run_end, the last "text" of a
+ * message whose "role" is "assistant".  A missing or null field is an empty
+ * reply; any other non-string is exit 65 naming the line and field, and so
+ * are records with no such reply at all.  Returns the line of the record
+ * the reply came from.
+ */
+struct xg_buf;
+struct xg_rec_reader;
+struct xg_rec_writer;
+
+void xg_plan_read_reply(int fd, const char *name, struct xg_buf *b, size_t max);
+size_t xg_plan_records_reply(struct xg_rec_reader *r, struct xg_rec_writer *w,
+			     struct xg_buf *reply);
+
 #endif
