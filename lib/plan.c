@@ -443,7 +443,10 @@ static void finish(struct scan *sc)
 	k = sc->nblocks[TAG_PLAN] ? TAG_PLAN : TAG_BLOCKED;
 	r->outcome = k == TAG_PLAN ? XG_PLAN_READY : XG_PLAN_BLOCKED;
 	r->textlen = sc->first_end[k] - sc->first_start[k];
-	r->text = xg_strndup(sc->s + sc->first_start[k], r->textlen);
+	/* Not xg_strndup: the text may hold NUL bytes. */
+	r->text = xg_malloc(r->textlen + 1);
+	memcpy(r->text, sc->s + sc->first_start[k], r->textlen);
+	r->text[r->textlen] = '\0';
 }
 
 /* The reply with every CR LF made LF, in a new buffer; NULL when it has
