@@ -99,7 +99,7 @@ void xg_plan_result_release(struct xg_plan_result *r)
 	for (i = 0; i < r->nproblems; i++)
 		free(r->problems[i].message);
 	free(r->problems);
-	free(r->text);
+	free(r->owned);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -451,11 +451,8 @@ static void finish(struct scan *sc)
 	}
 	k = sc->nblocks[TAG_PLAN] ? TAG_PLAN : TAG_BLOCKED;
 	r->outcome = k == TAG_PLAN ? XG_PLAN_READY : XG_PLAN_BLOCKED;
+	r->text = sc->s + sc->first_start[k];
 	r->textlen = sc->first_end[k] - sc->first_start[k];
-	/* Not xg_strndup: the text may hold NUL bytes. */
-	r->text = xg_malloc(r->textlen + 1);
-	memcpy(r->text, sc->s + sc->first_start[k], r->textlen);
-	r->text[r->textlen] = '\0';
 }
 
 /* The reply with every CR LF made LF, in a new buffer; NULL when it has
@@ -465,8 +462,12 @@ static char *lf_copy(const char *reply, size_t len, size_t *outlen)
 	const char *p = reply, *e = reply + len, *cr;
 	char *copy, *q;
 
-	if (!memmem(reply, len, "\r\n", 2))
+	/* memchr is much faster than memmem for a two-byte needle. */
+	while ((cr = memchr(p, '\r', (size_t)(e - p))) && (cr + 1 == e || cr[1] != '\n'))
+		p = cr + 1;
+	if (!cr)
 		return NULL;
+	p = reply;
 	q = copy = xg_malloc(len + 1);
 	while ((cr = memchr(p, '\r', (size_t)(e - p)))) {
 		memcpy(q, p, (size_t)(cr - p));
@@ -541,7 +542,10 @@ int xg_plan_classify(const char *reply, size_t len, struct xg_plan_result *out)
 		finish(&sc);
 	pcre2_match_data_free(sc.md);
 	pcre2_code_free(sc.re);
-	free(copy);
+	if (out->text && copy)
+		out->owned = copy;
+	else
+		free(copy);
 	if (rc < 0)
 		xg_plan_result_release(out);
 	return rc;
@@ -571,6 +575,12 @@ jv xg_plan_record(const struct xg_plan_result *r)
 
 void xg_plan_read_reply(int fd, const char *name, struct xg_buf *b, size_t max)
 {
+	struct stat st;
+
+	/* A file's size makes room at once, sparing the copies of growing. */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (unsigned long long)st.st_size <= max)
+		xg_buf_grow(b, (size_t)st.st_size + 1);
 	for (;;) {
 		size_t room = 1 << 20;
 		ssize_t n;
@@ -631,4 +641,155 @@ size_t xg_plan_records_reply(struct xg_rec_reader *r, struct xg_rec_writer *w,
 		xg_die(XG_EX_DATAERR, "%s: no run_end record and no assistant message to classify",
 		       r->name);
 	return line;
+}
+
+/*
+ * The bytes of a UTF-8 sequence at p (of n > 0 bytes left) and whether it
+ * is valid; an invalid one is as long as libjq takes it to be, so a reply
+ * comes out with the same U+FFFD marks either way: a bad lead or stray
+ * continuation byte alone, a truncated sequence to the end, else up to the
+ * first byte that does not continue it.
+ */
+static size_t utf8_sequence(const unsigned char *p, size_t n, int *valid)
+{
+	unsigned c = p[0];
+	size_t len, i;
+	uint32_t cp;
+
+	*valid = 0;
+	if (c < 0xc2 || c > 0xf4)
+		return 1;
+	len = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+	if (len > n)
+		return n;
+	cp = c & (0x7f >> len);
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return i;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	*valid = !(len == 3 && cp < 0x800) && !(len == 4 && cp < 0x10000) &&
+		 !(cp >= 0xd800 && cp <= 0xdfff) && cp <= 0x10ffff;
+	return len;
+}
+
+#define ONES UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+#define HAS_ZERO(v) (((v) - ONES) & ~(v) & HIGHS)
+
+/* Whether none of the eight bytes needs escaping or checking: no control
+ * character, DEL, quote, backslash or byte over 0x7f. */
+static int plain8(uint64_t x)
+{
+	uint64_t bad = x & HIGHS;
+
+	bad |= (x - ONES * 0x20) & ~x & HIGHS;
+	bad |= HAS_ZERO(x ^ (ONES * 0x7f));
+	bad |= HAS_ZERO(x ^ (ONES * '"'));
+	bad |= HAS_ZERO(x ^ (ONES * '\\'));
+	return bad == 0;
+}
+
+/*
+ * Appends the bytes as a JSON string the way libjq's dump writes it.  It
+ * works in slices, reserving the worst case of each (six bytes out for one
+ * in) so the inner loop writes without checks.
+ */
+static void json_string(struct xg_buf *b, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s, *e = p + n;
+
+	xg_buf_addch(b, '"');
+	while (p < e) {
+		size_t slice = (size_t)(e - p) < 65536 ? (size_t)(e - p) : 65536;
+		const unsigned char *se = p + slice;
+		char *o;
+
+		/* A sequence may run three bytes past the slice. */
+		if (xg_buf_grow(b, 6 * slice + 8) < 0)
+			xg_die(XG_EX_SOFTWARE, "the plan record is too long");
+		o = b->buf + b->len;
+		while (p < se) {
+			unsigned c;
+			size_t len;
+			int valid;
+
+			/* Eight plain ASCII bytes at a time, the common case. */
+			while (se - p >= 8) {
+				uint64_t x;
+
+				memcpy(&x, p, 8);
+				if (!plain8(x))
+					break;
+				memcpy(o, p, 8);
+				o += 8;
+				p += 8;
+			}
+			if (p == se)
+				break;
+			c = *p;
+
+			if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+				*o++ = (char)c;
+				p++;
+				continue;
+			}
+			if (c >= 0x80) {
+				len = utf8_sequence(p, (size_t)(e - p), &valid);
+				if (valid) {
+					memcpy(o, p, len);
+					o += len;
+				} else {
+					memcpy(o, "\xef\xbf\xbd", 3);
+					o += 3;
+				}
+				p += len;
+				continue;
+			}
+			*o++ = '\\';
+			switch (c) {
+			case '"': *o++ = '"'; break;
+			case '\\': *o++ = '\\'; break;
+			case '\b': *o++ = 'b'; break;
+			case '\f': *o++ = 'f'; break;
+			case '\n': *o++ = 'n'; break;
+			case '\r': *o++ = 'r'; break;
+			case '\t': *o++ = 't'; break;
+			default:
+				memcpy(o, "u00", 3);
+				o[3] = hex[c >> 4];
+				o[4] = hex[c & 15];
+				o += 5;
+			}
+			p++;
+		}
+		b->len = (size_t)(o - b->buf);
+		b->buf[b->len] = '\0';
+	}
+	xg_buf_addch(b, '"');
+}
+
+void xg_plan_record_line(struct xg_buf *b, const struct xg_plan_result *r)
+{
+	size_t i;
+
+	/* Room for the text and a little escaping at once. */
+	xg_buf_grow(b, r->textlen + r->textlen / 8 + 4096);
+	xg_buf_addf(b, "{\"type\":\"plan\",\"outcome\":\"%s\"", xg_plan_outcome_name(r->outcome));
+	if (r->text) {
+		xg_buf_addstr(b, r->outcome == XG_PLAN_READY ? ",\"plan\":" : ",\"blocked\":");
+		json_string(b, r->text, r->textlen);
+	}
+	xg_buf_addstr(b, ",\"problems\":[");
+	for (i = 0; i < r->nproblems; i++) {
+		const struct xg_plan_problem *p = &r->problems[i];
+
+		xg_buf_addf(b, "%s{\"code\":\"%s\",\"message\":", i ? "," : "", p->code);
+		json_string(b, p->message, strlen(p->message));
+		if (p->line)
+			xg_buf_addf(b, ",\"line\":%zu", p->line);
+		xg_buf_addch(b, '}');
+	}
+	xg_buf_addstr(b, "]}");
 }

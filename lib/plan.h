@@ -72,9 +72,13 @@ struct xg_plan_problem {
 struct xg_plan_result {
 	enum xg_plan_outcome outcome;
 	/* For plan_ready and blocked: the block's inner text as written, less
-	 * the blank lines around it, with LF line ends.  NULL otherwise. */
-	char *text;
+	 * the blank lines around it, with LF line ends; NULL otherwise.  It is
+	 * not copied: it points into the reply given to xg_plan_classify (or,
+	 * when that had CR LF, into an LF copy the result owns), so it lives
+	 * while both do.  Not NUL-terminated; it may hold NUL bytes. */
+	const char *text;
 	size_t textlen;
+	char *owned;
 	struct xg_plan_problem *problems;	/* in the order of the reply */
 	size_t nproblems;
 	size_t alloc;
@@ -94,6 +98,12 @@ int xg_plan_exit_status(enum xg_plan_outcome outcome);
 /* The plan record: {"type":"plan","outcome":...,"plan"|"blocked":...,
  * "problems":[{"code","message","line"?}]}.  Only looks at r. */
 jv xg_plan_record(const struct xg_plan_result *r);
+
+/* Appends the same record as one compact line, byte for byte what
+ * xg_json_dump(b, xg_plan_record(r)) writes, without building the jv: for a
+ * reply of many megabytes it is an order of magnitude faster.  The caller's
+ * buffer has no ceiling (or one above twice the text's size). */
+void xg_plan_record_line(struct xg_buf *b, const struct xg_plan_result *r);
 
 /*
  * Input for xg-classify-plan and anything like it.

@@ -465,3 +465,43 @@ sys.stdout.write("<proposed_plan>y</proposed_plan>\n")' >reply
 	got=$(sh script.sh)
 	assert_equal "$got" "$(cat want)"
 }
+
+# --- the library ------------------------------------------------------------
+
+@test "The record line is byte for byte the record libjq writes, for any bytes" {
+	# xg-test-plan builds the record as a jv (xg_plan_record) and dumps it
+	# with libjq; xg-classify-plan writes its own line.  Fixtures first,
+	# then replies of random pieces: tags, fences, backslashes, control
+	# characters and every kind of bad UTF-8.
+	local f
+	for f in "$F"/*.txt; do
+		assert_equal "$(xg-classify-plan "$f")" "$(xg-test-plan <"$f")"
+	done
+	python3 - <<'PY'
+import random, subprocess, sys
+random.seed(77)
+pieces = [b"<proposed_plan>", b"</proposed_plan>", b"<plan_blocked>", b"</plan_blocked>",
+          b"`", b"```\n", b"~~~\n", b"\n", b"\r\n", b"\t", b" ", b"\\", b'"', b"\x00",
+          b"\x01", b"\x1f", b"\x7f", b"ab", b"\xc3\xa9", b"\xe2\x82\xac", b"\xf0\x9f\x98\x80",
+          b"\xc0\x80", b"\xc1", b"\xe0\x80\x80", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xf5",
+          b"\xe2\x82", b"\xff", b"\x80", b"\xc3"]
+# Inside a block, no tags or fences, so most of those replies are plan_ready
+# and their text goes through the escaping.
+inside = [p for p in pieces if b"plan" not in p and p not in (b"```\n", b"~~~\n")]
+bad = ready = 0
+for t in range(150):
+    if t % 2:
+        body = b"".join(random.choice(inside) for _ in range(random.randint(1, 80)))
+        body = b"<proposed_plan>x" + body + b"x</proposed_plan>"
+    else:
+        body = b"".join(random.choice(pieces) for _ in range(random.randint(1, 80)))
+    a = subprocess.run(["xg-classify-plan"], input=body, capture_output=True).stdout
+    b = subprocess.run(["xg-test-plan"], input=body, capture_output=True).stdout
+    ready += b'"outcome":"plan_ready"' in a
+    if a != b:
+        bad += 1
+        print(repr(body), a, b, file=sys.stderr)
+print("plan_ready", ready, "mismatches", bad, file=sys.stderr)
+sys.exit(1 if bad or ready < 50 else 0)
+PY
+}
