@@ -319,29 +319,28 @@ static void code_region(struct scan *sc, size_t start, size_t end)
 
 /* Where the run of exactly len backticks that closes a code span starts,
  * searching [from, end); NONE when there is none.  The first failed search
- * of a paragraph records the last run of each length to its end, so every
- * later opener without a closer is known at once. */
+ * of a paragraph goes over the rest of it again to note the last run of
+ * each length, so every later opener without a closer is known at once and
+ * the paragraph is scanned a bounded number of times. */
 static size_t find_closer(struct scan *sc, size_t from, size_t end, size_t len)
 {
-	const char *s = sc->s;
-	size_t q = from;
+	const char *s = sc->s, *p;
+	size_t q, k;
 
 	if (sc->scanned && (sc->last_run[len] == NONE || sc->last_run[len] < from))
 		return NONE;
-	if (!sc->scanned)
-		memset(sc->last_run, 0xff, sizeof(sc->last_run));
-	while (q < end) {
-		const char *p = memchr(s + q, '`', end - q);
-		size_t k;
-
-		if (!p)
-			break;
+	for (q = from; q < end && (p = memchr(s + q, '`', end - q)); q = (size_t)(p - s) + k) {
 		k = run_length(p, s + end, '`');
 		if (k == len)
 			return (size_t)(p - s);
+	}
+	if (sc->scanned)
+		return NONE;	/* not reached: last_run said there was one */
+	memset(sc->last_run, 0xff, sizeof(sc->last_run));
+	for (q = from; q < end && (p = memchr(s + q, '`', end - q)); q = (size_t)(p - s) + k) {
+		k = run_length(p, s + end, '`');
 		if (k <= XG_PLAN_MAX_TICKS)
 			sc->last_run[k] = (size_t)(p - s);
-		q = (size_t)(p - s) + k;
 	}
 	sc->scanned = 1;
 	return NONE;
