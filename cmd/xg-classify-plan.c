@@ -78,18 +78,8 @@ int main(int argc, char **argv)
 
 	if (xg_plan_classify(reply.buf, reply.len, &result) < 0)
 		exit(XG_EX_SOFTWARE);
-	if (!quiet) {
-		/* The record's line as written, passed like a record read. */
-		struct xg_buf line = XG_BUF_INIT(0);
-		struct xg_rec plan = { .raw = NULL };
-
-		xg_plan_record_line(&line, &result);
-		plan.raw = line.buf;
-		plan.rawlen = line.len;
-		if (xg_rec_pass(&w, &plan) < 0)
-			xg_die_errno(XG_EX_IOERR, "cannot write standard output");
-		xg_buf_release(&line);
-	}
+	if (!quiet && xg_plan_write(&w, &result) < 0)
+		xg_die_errno(XG_EX_IOERR, "cannot write standard output");
 	rc = status ? xg_plan_exit_status(result.outcome) : XG_EX_OK;
 	xg_plan_result_release(&result);
 	xg_buf_release(&reply);

@@ -6,8 +6,9 @@
  * them.  Each piece of code is reported, in order, to code_region(), which
  * moves a cursor through the tags pcre2 finds: a tag that starts before the
  * region is outside code and is accepted; one inside it is skipped.  So
- * neither the regions nor the tags are ever stored, and a reply of any size
- * costs the memory of its block's text.
+ * neither the regions nor the tags are ever stored, and the block's text is
+ * not copied: classifying costs no memory beyond the reply (and an LF copy
+ * of it when it has CR LF), and every step is linear in its length.
  *
  * Simplifications, all documented in xg-classify-plan(1): only fences at
  * the top level count (not inside lists or block quotes), indented code
@@ -570,6 +571,21 @@ jv xg_plan_record(const struct xg_plan_result *r)
 		problems = jv_array_append(problems, o);
 	}
 	return xg_json_set(rec, "problems", problems);
+}
+
+int xg_plan_write(struct xg_rec_writer *w, const struct xg_plan_result *r)
+{
+	struct xg_buf line = XG_BUF_INIT(0);
+	/* The line built here goes out like a record read: same flushing. */
+	struct xg_rec rec = { .raw = NULL };
+	int rc;
+
+	xg_plan_record_line(&line, r);
+	rec.raw = line.buf;
+	rec.rawlen = line.len;
+	rc = xg_rec_pass(w, &rec);
+	xg_buf_release(&line);
+	return rc;
 }
 
 void xg_plan_read_reply(int fd, const char *name, struct xg_buf *b, size_t max)

@@ -24,6 +24,10 @@
 #include <stddef.h>
 #include <jv.h>
 
+struct xg_buf;
+struct xg_rec_reader;
+struct xg_rec_writer;
+
 enum xg_plan_outcome {
 	XG_PLAN_READY,
 	XG_PLAN_NO_PLAN,
@@ -85,8 +89,8 @@ struct xg_plan_result {
 };
 
 /* Classifies reply (len bytes, NULs allowed) into *out, which the caller
- * releases.  Returns 0, or -1 with a message when the tag pattern could not
- * be compiled (an internal error). */
+ * releases with xg_plan_result_release.  Returns 0, or -1 after a message
+ * when pcre2 failed (an internal error; *out is then empty). */
 int xg_plan_classify(const char *reply, size_t len, struct xg_plan_result *out);
 void xg_plan_result_release(struct xg_plan_result *r);
 
@@ -101,9 +105,11 @@ jv xg_plan_record(const struct xg_plan_result *r);
 
 /* Appends the same record as one compact line, byte for byte what
  * xg_json_dump(b, xg_plan_record(r)) writes, without building the jv: for a
- * reply of many megabytes it is an order of magnitude faster.  The caller's
- * buffer has no ceiling (or one above twice the text's size). */
+ * reply of many megabytes it is an order of magnitude faster.  b must have
+ * no ceiling: escaping can make the text six times as long. */
 void xg_plan_record_line(struct xg_buf *b, const struct xg_plan_result *r);
+/* Writes that line as a record through w; -1 on a write error. */
+int xg_plan_write(struct xg_rec_writer *w, const struct xg_plan_result *r);
 
 /*
  * Input for xg-classify-plan and anything like it.
@@ -119,10 +125,6 @@ void xg_plan_record_line(struct xg_buf *b, const struct xg_plan_result *r);
  * are records with no such reply at all.  Returns the line of the record
  * the reply came from.
  */
-struct xg_buf;
-struct xg_rec_reader;
-struct xg_rec_writer;
-
 void xg_plan_read_reply(int fd, const char *name, struct xg_buf *b, size_t max);
 size_t xg_plan_records_reply(struct xg_rec_reader *r, struct xg_rec_writer *w,
 			     struct xg_buf *reply);
