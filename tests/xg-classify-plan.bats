@@ -3,25 +3,14 @@
 # exit statuses and limits.
 
 load helper
-bats_require_minimum_version 1.5.0
 
 F="$FIXTURES/classify-plan"
-
-setup() {
-	cd "$BATS_TEST_TMPDIR"
-}
-
-# Runs "$@" with $output the standard output alone and $stderr the
-# diagnostics.
-run_apart() {
-	run --separate-stderr "$@"
-}
 
 # classify FIXTURE [options]: runs the program on a fixture file.
 classify() {
 	local f=$1
 	shift
-	run_apart xg-classify-plan "$@" "$F/$f"
+	run_split xg-classify-plan "$@" "$F/$f"
 }
 
 # --- the outcome table -----------------------------------------------------
@@ -96,13 +85,13 @@ classify() {
 
 @test "Every problem of a reply is listed, in the order found" {
 	printf '<proposed_plan>a</proposed_plan><plan_blocked>b</plan_blocked>\n<proposed_plan> </proposed_plan></proposed_plan>\n' >reply
-	run_apart xg-classify-plan reply
+	run_split xg-classify-plan reply
 	assert_output '{"type":"plan","outcome":"invalid","problems":[{"code":"empty_block","message":"The <proposed_plan> block on line 2 is empty.","line":2},{"code":"unbalanced_tag","message":"The </proposed_plan> tag on line 2 closes no open block.","line":2},{"code":"duplicate_block","message":"The reply has 2 <proposed_plan> blocks, the second on line 2; one is allowed.","line":2},{"code":"conflicting_blocks","message":"The reply has both a <proposed_plan> block (line 1) and a <plan_blocked> block (line 1); one outcome is allowed.","line":1}]}'
 }
 
 @test "At most 32 problems are listed" {
 	for i in $(seq 100); do printf '</plan_blocked>\n'; done >reply
-	run_apart xg-classify-plan reply
+	run_split xg-classify-plan reply
 	assert_success
 	assert_equal "$(grep -o '"code":' <<<"$output" | wc -l)" 32
 	assert_output --partial '"line":32}]}'
@@ -204,14 +193,14 @@ classify() {
 	# The twin really had CRs, and the text came out with LF alone.
 	sed 's/$/\r/' "$F/plan-ready.txt" >twin
 	grep -q $'\r' twin
-	run_apart xg-classify-plan twin
+	run_split xg-classify-plan twin
 	assert_output --partial '"plan":"  1. Add `--json` to the option table.\n  2. Print'
 	refute_output --partial '\r'
 }
 
 @test "A lone CR is text, not a line end" {
 	printf '<proposed_plan>\r1. Step.\r</proposed_plan>' >reply
-	run_apart xg-classify-plan reply
+	run_split xg-classify-plan reply
 	assert_output '{"type":"plan","outcome":"plan_ready","plan":"\r1. Step.\r","problems":[]}'
 }
 
@@ -224,7 +213,7 @@ classify() {
 
 @test "NUL bytes in a reply are text" {
 	printf '<proposed_plan>a\0b</proposed_plan>' >reply
-	run_apart xg-classify-plan reply
+	run_split xg-classify-plan reply
 	assert_output '{"type":"plan","outcome":"plan_ready","plan":"a\u0000b","problems":[]}'
 }
 
@@ -234,7 +223,7 @@ import sys
 for n in range(1, 81):
     sys.stdout.write("`" * n + " x ")
 sys.stdout.write("<proposed_plan>y</proposed_plan>\n")' >reply
-	run_apart xg-classify-plan reply
+	run_split xg-classify-plan reply
 	assert_output '{"type":"plan","outcome":"plan_ready","plan":"y","problems":[]}'
 }
 
@@ -245,7 +234,7 @@ sys.stdout.write("<proposed_plan>y</proposed_plan>\n")' >reply
 		'{ "type" : "tool_call",  "id":"t1","z":1,"a":2 }' \
 		'{"type":"unknown","text":"caf\u00e9 ü"}' \
 		'{"type":"run_end","status":"completed","reply":"<plan_blocked>\nNeed a key.\n</plan_blocked>"}' >in
-	run_apart xg-classify-plan --records in
+	run_split xg-classify-plan --records in
 	assert_success
 	assert_equal "$output" "$(cat in; echo '{"type":"plan","outcome":"blocked","blocked":"Need a key.","problems":[]}')"
 }
@@ -255,7 +244,7 @@ sys.stdout.write("<proposed_plan>y</proposed_plan>\n")' >reply
 		'{"type":"run_end","reply":"<proposed_plan>e1</proposed_plan>"}' \
 		'{"type":"run_end","reply":"<proposed_plan>e2</proposed_plan>"}' \
 		'{"type":"message","role":"assistant","text":"<proposed_plan>m2</proposed_plan>"}' >in
-	run_apart xg-classify-plan --records in
+	run_split xg-classify-plan --records in
 	assert_line --index 4 '{"type":"plan","outcome":"plan_ready","plan":"e2","problems":[]}'
 	assert_equal "${#lines[@]}" 5
 }
@@ -265,7 +254,7 @@ sys.stdout.write("<proposed_plan>y</proposed_plan>\n")' >reply
 		'{"type":"message","role":"assistant","text":"<proposed_plan>m2</proposed_plan>"}' \
 		'{"type":"message","role":"user","text":"<proposed_plan>u</proposed_plan>"}' \
 		'{"type":"message","text":"<proposed_plan>none</proposed_plan>"}' >in
-	run_apart xg-classify-plan --records <in
+	run_split xg-classify-plan --records <in
 	assert_success
 	assert_line --index 4 '{"type":"plan","outcome":"plan_ready","plan":"m2","problems":[]}'
 }
@@ -273,7 +262,7 @@ sys.stdout.write("<proposed_plan>y</proposed_plan>\n")' >reply
 @test "A run_end without a reply, or with null, is an empty reply" {
 	printf '%s\n' '{"type":"message","role":"assistant","text":"<proposed_plan>m</proposed_plan>"}' \
 		'{"type":"run_end","status":"failed","reason":"no key"}' >in
-	run_apart xg-classify-plan --records in
+	run_split xg-classify-plan --records in
 	assert_line --index 2 '{"type":"plan","outcome":"invalid","problems":[{"code":"empty_reply","message":"The reply is empty."}]}'
 	printf '%s\n' '{"type":"run_end","reply":null}' | xg-classify-plan --records --status -q || rc=$?
 	assert_equal "${rc:-0}" 12
@@ -281,18 +270,18 @@ sys.stdout.write("<proposed_plan>y</proposed_plan>\n")' >reply
 
 @test "A reply field that is not a string is exit 65 naming the line and field" {
 	printf '%s\n' '{"type":"run_start"}' '{"type":"run_end","reply":["x"]}' >in
-	run_apart xg-classify-plan --records in
+	run_split xg-classify-plan --records in
 	assert_failure 65
 	assert_equal "$stderr" "xg-classify-plan: in: line 2: field 'reply' of a run_end record must be a string, found an array"
 	printf '%s\n' '{"type":"message","role":"assistant","text":7}' >in
-	run_apart xg-classify-plan --records in
+	run_split xg-classify-plan --records in
 	assert_failure 65
 	assert_equal "$stderr" "xg-classify-plan: in: line 1: field 'text' of a message record must be a string, found a number"
 }
 
 @test "Records without a reply pass through and exit 65" {
 	printf '%s\n' '{"type":"run_start"}' '{"type":"message","role":"user","text":"plan it"}' >in
-	run_apart xg-classify-plan --records in
+	run_split xg-classify-plan --records in
 	assert_failure 65
 	assert_equal "$output" "$(cat in)"
 	assert_equal "$stderr" "xg-classify-plan: in: no run_end record and no assistant message to classify"
@@ -300,7 +289,7 @@ sys.stdout.write("<proposed_plan>y</proposed_plan>\n")' >reply
 
 @test "A record line that is not JSON is exit 65 naming the line" {
 	printf '%s\n' '{"type":"run_start"}' 'not json' >in
-	run_apart xg-classify-plan --records in
+	run_split xg-classify-plan --records in
 	assert_failure 65
 	assert_equal "$output" '{"type":"run_start"}'
 	assert_output --partial 'run_start'
@@ -309,17 +298,17 @@ sys.stdout.write("<proposed_plan>y</proposed_plan>\n")' >reply
 
 @test "Records mode with -q writes nothing at all" {
 	printf '%s\n' '{"type":"run_start"}' '{"type":"run_end","reply":"done"}' >in
-	run_apart xg-classify-plan --records -q in
+	run_split xg-classify-plan --records -q in
 	assert_success
 	assert_output ''
-	run_apart xg-classify-plan --records -q --status in
+	run_split xg-classify-plan --records -q --status in
 	assert_failure 10
 	assert_output ''
 }
 
 @test "Records mode honours XG_MAX_LINE for its lines" {
 	printf '{"type":"run_end","reply":"%s"}\n' "$(head -c 300 /dev/zero | tr '\0' a)" >in
-	XG_MAX_LINE=100 run_apart xg-classify-plan --records in
+	XG_MAX_LINE=100 run_split xg-classify-plan --records in
 	assert_failure 65
 	assert_equal "$stderr" "xg-classify-plan: in: line 1 is longer than the limit of 100 bytes (XG_MAX_LINE)"
 }
@@ -363,45 +352,45 @@ sys.stdout.write("<proposed_plan>y</proposed_plan>\n")' >reply
 
 @test "A reply over --max-bytes is exit 65 and one at it is classified" {
 	head -c 1025 /dev/zero | tr '\0' a >big
-	run_apart xg-classify-plan --max-bytes 1k big
+	run_split xg-classify-plan --max-bytes 1k big
 	assert_failure 65
 	assert_output ''
 	assert_equal "$stderr" "xg-classify-plan: big: the reply is longer than the limit of 1024 bytes"
 	head -c 1024 big | xg-classify-plan --max-bytes=1024 >out
 	assert_equal "$(cat out)" '{"type":"plan","outcome":"no_plan","problems":[]}'
 	printf '{"type":"run_end","reply":"%s"}\n' "$(cat big)" >in
-	run_apart xg-classify-plan --records --max-bytes 1k <in
+	run_split xg-classify-plan --records --max-bytes 1k <in
 	assert_failure 65
 	assert_equal "$stderr" "xg-classify-plan: standard input: line 1: field 'reply' is longer than the limit of 1024 bytes"
 }
 
 @test "A bad --max-bytes is a usage error" {
-	run_apart xg-classify-plan --max-bytes lots "$F/no-plan.txt"
+	run_split xg-classify-plan --max-bytes lots "$F/no-plan.txt"
 	assert_failure 2
 	assert_equal "${stderr_lines[0]}" "xg-classify-plan: option '--max-bytes' needs a non-negative number (with k, M or G), not 'lots'"
-	run_apart xg-classify-plan --max-bytes 0 "$F/no-plan.txt"
+	run_split xg-classify-plan --max-bytes 0 "$F/no-plan.txt"
 	assert_failure 2
 }
 
 @test "The reply is read from a file operand, from standard input, and from -" {
 	local want='{"type":"plan","outcome":"blocked","blocked":"Which database should the cache use? ask_user got no answer.","problems":[]}'
-	run_apart xg-classify-plan "$F/blocked.txt"
+	run_split xg-classify-plan "$F/blocked.txt"
 	assert_output "$want"
-	run_apart xg-classify-plan <"$F/blocked.txt"
+	run_split xg-classify-plan <"$F/blocked.txt"
 	assert_output "$want"
-	run_apart xg-classify-plan - <"$F/blocked.txt"
+	run_split xg-classify-plan - <"$F/blocked.txt"
 	assert_output "$want"
 }
 
 @test "A missing file is exit 74 naming it" {
-	run_apart xg-classify-plan missing.txt
+	run_split xg-classify-plan missing.txt
 	assert_failure 74
 	assert_output ''
 	assert_equal "$stderr" "xg-classify-plan: cannot open 'missing.txt': No such file or directory"
 }
 
 @test "Two file operands are a usage error" {
-	run_apart xg-classify-plan "$F/blocked.txt" "$F/no-plan.txt"
+	run_split xg-classify-plan "$F/blocked.txt" "$F/no-plan.txt"
 	assert_failure 2
 	assert_equal "${stderr_lines[0]}" "xg-classify-plan: too many operands: one file at most"
 }
@@ -431,7 +420,7 @@ sys.stdout.write("<proposed_plan>y</proposed_plan>\n")' >reply
 }
 
 @test "--version names the program and the version" {
-	run_apart xg-classify-plan --version
+	run_split xg-classify-plan --version
 	assert_success
 	assert_output --regexp '^xg-classify-plan \(xg\) [0-9]+\.[0-9]+\.[0-9]+$'
 }
