@@ -364,6 +364,20 @@ sys.stdout.write("<proposed_plan>y</proposed_plan>\n")' >reply
 	assert_equal "$stderr" "xg-classify-plan: standard input: line 1: field 'reply' is longer than the limit of 1024 bytes"
 }
 
+@test "A reply of several MiB on a pipe is read whole, and one over the limit is refused" {
+	python3 -c '
+import sys
+sys.stdout.write("<proposed_plan>\n" + "step `x` done\n" * 300000 + "last\n</proposed_plan>\n")' >big
+	run_split sh -c 'cat big | xg-classify-plan'
+	assert_success
+	assert_equal "${#output}" $((46 + 300000 * 15 + 4 + 16))
+	assert_output --partial '"plan":"step `x` done\nstep'
+	assert_output --partial 'done\nlast","problems":[]}'
+	run_split sh -c 'cat big | xg-classify-plan --max-bytes 4M'
+	assert_failure 65
+	assert_equal "$stderr" "xg-classify-plan: standard input: the reply is longer than the limit of 4194304 bytes"
+}
+
 @test "A bad --max-bytes is a usage error" {
 	run_split xg-classify-plan --max-bytes lots "$F/no-plan.txt"
 	assert_failure 2
