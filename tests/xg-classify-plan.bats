@@ -370,6 +370,7 @@ import sys
 sys.stdout.write("<proposed_plan>\n" + "step `x` done\n" * 300000 + "last\n</proposed_plan>\n")' >big
 	run_split sh -c 'cat big | xg-classify-plan'
 	assert_success
+	# 46 bytes up to the text, 15 a line (LF written as \n), "last", 16 after.
 	assert_equal "${#output}" $((46 + 300000 * 15 + 4 + 16))
 	assert_output --partial '"plan":"step `x` done\nstep'
 	assert_output --partial 'done\nlast","problems":[]}'
