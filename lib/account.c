@@ -220,7 +220,7 @@ static int read_auth(const char *path, jv *keys)
 	memset(b.buf, 0, b.len);
 	xg_buf_release(&b);
 	if (!jv_is_valid(v)) {
-		char *why = xg_jsonfile_parse_error(v);
+		char *why = xg_json_parse_error(v);
 		xg_error("cannot parse '%s': %s", path, why);
 		free(why);
 		return XG_EX_CONFIG;

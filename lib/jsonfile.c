@@ -1,22 +1,6 @@
 #include "xg.h"
 #include "jsonfile.h"
 
-char *xg_jsonfile_parse_error(jv v)
-{
-	jv msg = jv_invalid_get_msg(v);
-	char *s, *cut;
-
-	if (jv_get_kind(msg) != JV_KIND_STRING) {
-		jv_free(msg);
-		return xg_strdup("no JSON value in it");
-	}
-	s = xg_strdup(jv_string_value(msg));
-	jv_free(msg);
-	if ((cut = strstr(s, " (while parsing")))
-		*cut = '\0';
-	return s;
-}
-
 int xg_jsonfile_read(const char *path, jv *out)
 {
 	struct xg_buf b = XG_BUF_INIT(XG_JSONFILE_MAX);
@@ -39,7 +23,7 @@ int xg_jsonfile_read(const char *path, jv *out)
 	v = jv_parse_sized(b.buf, (int)b.len);
 	xg_buf_release(&b);
 	if (!jv_is_valid(v)) {
-		char *why = xg_jsonfile_parse_error(v);
+		char *why = xg_json_parse_error(v);
 		xg_error("cannot parse '%s': %s", path, why);
 		free(why);
 		return XG_EX_CONFIG;

@@ -4,8 +4,8 @@
  * Small JSON files of configuration (models.json, choices.json, auth.json):
  * read whole and parsed, with errors that name the file and the line.
  *
- * jq's parser appends the whole text it was given to its message; these
- * messages never do, since a file may hold a key.
+ * Parse errors are reported with xg_json_parse_error, which never quotes
+ * the text, since a file may hold a key.
  */
 #include "json.h"
 
@@ -18,9 +18,5 @@
  * cannot be read.
  */
 int xg_jsonfile_read(const char *path, jv *out);
-
-/* jq's message for an invalid value, without the text it quotes; the
- * caller frees it.  Consumes v. */
-char *xg_jsonfile_parse_error(jv v);
 
 #endif
