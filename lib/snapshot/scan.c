@@ -1,0 +1,404 @@
+#include "xg.h"
+#include "snapshot/scan.h"
+#include <dirent.h>
+#include <pthread.h>
+
+static size_t hash_path(const char *p, size_t len)
+{
+	size_t h = 14695981039346656037ULL;
+
+	while (len--)
+		h = (h ^ (unsigned char)*p++) * 1099511628211ULL;
+	return h;
+}
+
+struct xg_scan_dir *xg_scan_lookup(const struct xg_scan *sc, const char *path, size_t len)
+{
+	size_t s = hash_path(path, len) & (sc->nmap - 1);
+
+	for (; sc->map[s]; s = (s + 1) & (sc->nmap - 1))
+		if (sc->map[s]->len == len && !memcmp(sc->map[s]->path, path, len))
+			return sc->map[s];
+	return NULL;
+}
+
+static void map_grow(struct xg_scan *sc)
+{
+	size_t i, n = sc->nmap ? sc->nmap * 2 : 256;
+	struct xg_scan_dir **m = xg_calloc(n, sizeof(*m));
+
+	for (i = 0; i < sc->ndirs; i++) {
+		size_t s = hash_path(sc->dirs[i]->path, sc->dirs[i]->len) & (n - 1);
+
+		while (m[s])
+			s = (s + 1) & (n - 1);
+		m[s] = sc->dirs[i];
+	}
+	free(sc->map);
+	sc->map = m;
+	sc->nmap = n;
+}
+
+
+static struct xg_scan_dir *get_dir(struct xg_scan *sc, const char *path, size_t len,
+				   size_t *alloc)
+{
+	struct xg_scan_dir *d = sc->nmap ? xg_scan_lookup(sc, path, len) : NULL;
+	const char *slash;
+	size_t s;
+
+	if (d)
+		return d;
+	d = xg_calloc(1, sizeof(*d));
+	d->path = xg_strndup(path, len);
+	d->len = len;
+	d->excluded = -1;
+	if (len) {
+		slash = memrchr(path, '/', len);
+		d->parent = get_dir(sc, path, slash ? (size_t)(slash - path) : 0, alloc);
+	}
+	XG_ALLOC_GROW(sc->dirs, sc->ndirs + 1, *alloc);
+	sc->dirs[sc->ndirs++] = d;
+	if (sc->ndirs * 2 > sc->nmap) {
+		map_grow(sc);
+	} else {
+		s = hash_path(path, len) & (sc->nmap - 1);
+		while (sc->map[s])
+			s = (s + 1) & (sc->nmap - 1);
+		sc->map[s] = d;
+	}
+	return d;
+}
+
+static int cmp_dir(const void *a, const void *b)
+{
+	const struct xg_scan_dir *const *x = a, *const *y = b;
+
+	return strcmp((*x)->path, (*y)->path);
+}
+
+void xg_scan_init(struct xg_scan *sc, const struct xg_snapshot_index *ix, int rootfd)
+{
+	struct xg_scan_dir *d = NULL;
+	size_t i, alloc = 0;
+
+	memset(sc, 0, sizeof(*sc));
+	sc->ix = ix;
+	sc->rootfd = rootfd;
+	sc->filemode = sc->trustctime = sc->checkstat = 1;
+	sc->state = xg_calloc(ix->nr ? ix->nr : 1, 1);
+	get_dir(sc, "", 0, &alloc);
+	for (i = 0; i < ix->nr; i++) {
+		const struct xg_snapshot_entry *e = &ix->entries[i];
+		const char *slash = memrchr(e->path, '/', e->pathlen);
+		size_t dl = slash ? (size_t)(slash - e->path) : 0;
+
+		if (!d || d->len != dl || memcmp(d->path, e->path, dl))
+			d = get_dir(sc, e->path, dl, &alloc);
+		XG_ALLOC_GROW(d->files, d->nfiles + 1, d->afiles);
+		d->files[d->nfiles++] = i;
+	}
+	qsort(sc->dirs, sc->ndirs, sizeof(*sc->dirs), cmp_dir);
+}
+
+void xg_scan_release(struct xg_scan *sc)
+{
+	size_t i, k;
+
+	for (i = 0; i < sc->ndirs; i++) {
+		struct xg_scan_dir *d = sc->dirs[i];
+
+		for (k = 0; k < d->nnames; k++)
+			free(d->names[k].name);
+		free(d->names);
+		free(d->files);
+		free(d->path);
+		xg_snapshot_rules_release(&d->rules);
+		free(d);
+	}
+	free(sc->dirs);
+	free(sc->map);
+	free(sc->state);
+	memset(sc, 0, sizeof(*sc));
+}
+
+int xg_scan_name_cmp(const void *a, const void *b)
+{
+	const struct xg_scan_name *x = a, *y = b;
+
+	return strcmp(x->name, y->name);
+}
+
+static const unsigned char empty_blob[20] = {
+	0xe6, 0x9d, 0xe2, 0x9b, 0xb2, 0xd1, 0xd6, 0x43, 0x4b, 0x8b,
+	0x29, 0xae, 0x77, 0x5a, 0xd8, 0xc2, 0xe4, 0x8c, 0x53, 0x91
+};
+
+/* git's ie_match_stat without the content check: whether the stat data
+ * says the file changed.  Times compare to the second, as git built without
+ * USE_NSEC does. */
+static int stat_changed(const struct xg_scan *sc, const struct xg_snapshot_entry *e,
+			const struct stat *st)
+{
+	switch (e->mode & S_IFMT) {
+	case S_IFREG:
+		if (!S_ISREG(st->st_mode))
+			return 1;
+		if (sc->filemode && ((e->mode ^ st->st_mode) & 0100))
+			return 1;
+		break;
+	case S_IFLNK:
+		if (!S_ISLNK(st->st_mode))
+			return 1;
+		break;
+	default:
+		return 1;
+	}
+	if (e->mtime_s != (uint32_t)st->st_mtim.tv_sec)
+		return 1;
+	if (sc->checkstat && sc->trustctime && e->ctime_s != (uint32_t)st->st_ctim.tv_sec)
+		return 1;
+	if (sc->checkstat && (e->uid != (uint32_t)st->st_uid || e->gid != (uint32_t)st->st_gid ||
+			      e->ino != (uint32_t)st->st_ino))
+		return 1;
+	return e->size != (uint32_t)st->st_size;
+}
+
+static unsigned char check_entry(const struct xg_scan *sc, const struct xg_snapshot_entry *e,
+				 int fd, const char *name, unsigned char type)
+{
+	const struct timespec *ts = &sc->ix->mtime;
+	struct stat st;
+
+	if ((e->mode & S_IFMT) == 0160000)
+		return type == DT_DIR || type == DT_UNKNOWN ? XG_SCAN_KEEP : XG_SCAN_HASH;
+	if (e->stage || (e->xflags & XG_SNAPSHOT_INTENT_TO_ADD))
+		return XG_SCAN_HASH;
+	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return XG_SCAN_GONE;
+	if (S_ISDIR(st.st_mode))
+		return XG_SCAN_GONE;
+	if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+		return XG_SCAN_SPECIAL;
+	if (stat_changed(sc, e, &st))
+		return XG_SCAN_HASH;
+	/* Smudged by git as racily clean when the index was written. */
+	if (!e->size && memcmp(e->oid, empty_blob, 20))
+		return XG_SCAN_HASH;
+	/* Racy: modified in the second the index was written. */
+	if (ts->tv_sec && (uint32_t)ts->tv_sec <= e->mtime_s)
+		return XG_SCAN_HASH;
+	return XG_SCAN_SAME;
+}
+
+static void add_name(struct xg_scan_dir *d, char *name, unsigned char type)
+{
+	XG_ALLOC_GROW(d->names, d->nnames + 1, d->anames);
+	d->names[d->nnames].name = name;
+	d->names[d->nnames++].type = type;
+}
+
+static unsigned char type_at(int fd, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return DT_UNKNOWN;
+	if (S_ISDIR(st.st_mode))
+		return DT_DIR;
+	if (S_ISREG(st.st_mode))
+		return DT_REG;
+	if (S_ISLNK(st.st_mode))
+		return DT_LNK;
+	return DT_FIFO;
+}
+
+static void scan_dir(struct xg_scan *sc, struct xg_scan_dir *d)
+{
+	struct xg_scan_name *ls = NULL;
+	size_t nls = 0, als = 0, i, k;
+	struct xg_buf sub = XG_BUF_INIT(0);
+	struct dirent *de;
+	DIR *dp;
+	int fd;
+
+	fd = d->len ? openat(sc->rootfd, d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+		    : openat(sc->rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
+			d->gone = 1;
+		else
+			d->err = errno;
+		return;
+	}
+	dp = fdopendir(fd);
+	if (!dp) {
+		d->err = errno;
+		close(fd);
+		return;
+	}
+	while ((de = readdir(dp))) {
+		const char *n = de->d_name;
+
+		if (n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2])))
+			continue;
+		XG_ALLOC_GROW(ls, nls + 1, als);
+		ls[nls].name = xg_strdup(n);
+		ls[nls++].type = de->d_type;
+	}
+	fd = dirfd(dp);
+	qsort(ls, nls, sizeof(*ls), xg_scan_name_cmp);
+	/* Both lists are in byte order: walk them side by side. */
+	for (i = 0, k = 0; i < d->nfiles || k < nls;) {
+		const struct xg_snapshot_entry *e = i < d->nfiles ? &sc->ix->entries[d->files[i]] : NULL;
+		const char *base = e ? e->path + (d->len ? d->len + 1 : 0) : NULL;
+		int c = !e ? 1 : k == nls ? -1 : strcmp(base, ls[k].name);
+
+		if (c < 0) {	/* in the index, not in the directory */
+			sc->state[d->files[i]] =
+				(e->xflags & XG_SNAPSHOT_SKIP_WORKTREE) || (e->flags & XG_SNAPSHOT_ASSUME_VALID)
+				? XG_SCAN_KEEP : XG_SCAN_GONE;
+			i++;
+			continue;
+		}
+		if (c == 0) {
+			unsigned char st;
+
+			if ((e->xflags & XG_SNAPSHOT_SKIP_WORKTREE) || (e->flags & XG_SNAPSHOT_ASSUME_VALID))
+				st = XG_SCAN_KEEP;
+			else
+				st = check_entry(sc, e, fd, base, ls[k].type);
+			sc->state[d->files[i]] = st;
+			/* A file that became a directory: its contents are untracked. */
+			if (st == XG_SCAN_GONE && type_at(fd, base) == DT_DIR) {
+				add_name(d, ls[k].name, DT_DIR);
+				ls[k].name = NULL;
+			}
+			i++;
+			/* Conflict stages repeat the path: the name serves them all. */
+			if (i < d->nfiles && !strcmp(sc->ix->entries[d->files[i]].path, e->path))
+				continue;
+			free(ls[k].name);
+			k++;
+			continue;
+		}
+		/* In the directory, not in the index. */
+		if (!strcmp(ls[k].name, ".git")) {
+			free(ls[k].name);
+			k++;
+			continue;
+		}
+		if (!strcmp(ls[k].name, ".gitignore"))
+			d->has_gitignore = 1;
+		if (!strcmp(ls[k].name, ".gitattributes"))
+			d->has_gitattributes = 1;
+		{
+			struct xg_scan_dir *child;
+			unsigned char t = ls[k].type;
+
+			xg_buf_reset(&sub);
+			if (d->len) {
+				xg_buf_add(&sub, d->path, d->len);
+				xg_buf_addch(&sub, '/');
+			}
+			xg_buf_addstr(&sub, ls[k].name);
+			child = xg_scan_lookup(sc, sub.buf, sub.len);
+			if (t == DT_UNKNOWN)
+				t = type_at(fd, ls[k].name);
+			if (child) {
+				child->seen = t;
+				if (t == DT_DIR) {
+					free(ls[k].name);
+					k++;
+					continue;
+				}
+			}
+			add_name(d, ls[k].name, t);
+		}
+		k++;
+	}
+	for (i = 0; i < d->nfiles; i++) {
+		const struct xg_snapshot_entry *e = &sc->ix->entries[d->files[i]];
+
+		if (!strcmp(e->path + (d->len ? d->len + 1 : 0), ".gitignore"))
+			d->has_gitignore = 1;
+		if (!strcmp(e->path + (d->len ? d->len + 1 : 0), ".gitattributes"))
+			d->has_gitattributes = 1;
+	}
+	free(ls);
+	xg_buf_release(&sub);
+	closedir(dp);
+}
+
+static void *worker(void *arg)
+{
+	struct xg_scan *sc = arg;
+	size_t i;
+
+	while ((i = __atomic_fetch_add(&sc->next, 1, __ATOMIC_RELAXED)) < sc->ndirs) {
+		if (__atomic_load_n(&sc->timed_out, __ATOMIC_RELAXED))
+			break;
+		if (xg_clock_ms() > sc->deadline) {
+			__atomic_store_n(&sc->timed_out, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		scan_dir(sc, sc->dirs[i]);
+	}
+	return NULL;
+}
+
+/* A directory whose parent no longer lists it as a directory is gone, and
+ * so is everything the index has below it. */
+static void settle_gone(struct xg_scan *sc)
+{
+	size_t i, k;
+
+	for (i = 1; i < sc->ndirs; i++) {
+		struct xg_scan_dir *d = sc->dirs[i];
+
+		if (d->parent->gone || d->parent->err || d->seen != DT_DIR)
+			d->gone = 1;
+		if (d->parent->err && !d->err)
+			d->err = d->parent->err;
+	}
+	for (i = 0; i < sc->ndirs; i++) {
+		struct xg_scan_dir *d = sc->dirs[i];
+
+		if (!d->gone && !d->err)
+			continue;
+		for (k = 0; k < d->nfiles; k++) {
+			const struct xg_snapshot_entry *e = &sc->ix->entries[d->files[k]];
+
+			if ((e->xflags & XG_SNAPSHOT_SKIP_WORKTREE) || (e->flags & XG_SNAPSHOT_ASSUME_VALID))
+				sc->state[d->files[k]] = XG_SCAN_KEEP;
+			else
+				sc->state[d->files[k]] = d->err ? XG_SCAN_ERROR : XG_SCAN_GONE;
+		}
+		for (k = 0; k < d->nnames; k++)
+			free(d->names[k].name);
+		d->nnames = 0;
+	}
+}
+
+int xg_scan_run(struct xg_scan *sc, int threads)
+{
+	pthread_t tid[8];
+	int i, started = 0;
+
+	if (threads > 8)
+		threads = 8;
+	/* Small trees are not worth a thread. */
+	if (sc->ix->nr < 2000 || sc->ndirs < 4)
+		threads = 1;
+	for (i = 1; i < threads; i++)
+		if (!pthread_create(&tid[started], NULL, worker, sc))
+			started++;
+	worker(sc);
+	for (i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	if (sc->timed_out)
+		return -1;
+	sc->dirs[0]->seen = DT_DIR;
+	settle_gone(sc);
+	return 0;
+}
