@@ -53,6 +53,7 @@ ifeq ($(VALGRIND),1)
 	  chmod +x tests/vgbin/$$n; done
 endif
 	PATH="$(CURDIR)/tests/vgbin:$(CURDIR)/bin:$(CURDIR)/tests/bin:$$PATH" XG_SRCDIR="$(CURDIR)" \
+	  XG_MAKEFLAGS="SANITIZE=$(SANITIZE) DEVELOPER=$(DEVELOPER)" \
 	  bats $(BATSFLAGS) tests
 
 lint-man:
@@ -65,11 +66,12 @@ install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
 	  $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(SHAREDIR)/prompts \
 	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
-	cp -f $(PROGS) $(DESTDIR)$(BINDIR)/
-	cp -f $(MAN1) $(DESTDIR)$(MANDIR)/man1/
-	cp -f $(MAN5) $(DESTDIR)$(MANDIR)/man5/
-	cp -f $(MAN7) $(DESTDIR)$(MANDIR)/man7/
+	for f in $(PROGS); do cp -f $$f $(DESTDIR)$(BINDIR)/ || exit 1; done
+	for f in $(MAN1); do cp -f $$f $(DESTDIR)$(MANDIR)/man1/ || exit 1; done
+	for f in $(MAN5); do cp -f $$f $(DESTDIR)$(MANDIR)/man5/ || exit 1; done
+	for f in $(MAN7); do cp -f $$f $(DESTDIR)$(MANDIR)/man7/ || exit 1; done
 	cp -RL share/xg/. $(DESTDIR)$(SHAREDIR)/
+	rm -f $(DESTDIR)$(SHAREDIR)/.keep
 	cp -f completions/xg.bash $(DESTDIR)$(BASHCOMPDIR)/xg
 	cp -f completions/_xg $(DESTDIR)$(ZSHCOMPDIR)/_xg
 	cp -f completions/xg.fish $(DESTDIR)$(FISHCOMPDIR)/xg.fish
@@ -88,10 +90,13 @@ deps:
 	{ DEBIAN_FRONTEND=noninteractive apt-get update && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEPS); }
 
+print-deps:
+	@echo $(DEPS)
+
 clean:
 	rm -rf bin tests/bin tests/vgbin lib/libxg.a .build-flags
 	find lib cmd tests -name '*.o' -delete
 
 FORCE:
-.PHONY: all check lint-man bench install uninstall deps clean FORCE
+.PHONY: all check lint-man bench install uninstall deps print-deps clean FORCE
 .SECONDARY: $(LIB_OBJ) $(CMD_SRC:.c=.o) $(DRIVER_SRC:.c=.o)

@@ -19,9 +19,11 @@ unset XG_ACCOUNT XG_MAX_LINE XG_LOCK_TIMEOUT XG_RETRY XG_TRACE
 FIXTURES="$XG_SRCDIR/tests/fixtures"
 
 # Runs "$@" with stdout and stderr kept apart: $output is stdout, $stderr
-# the diagnostics (bats 1.8 has run --separate-stderr too, this reads better).
+# the diagnostics.
+bats_require_minimum_version 1.5.0
 run_split() {
-	local errf="$BATS_TEST_TMPDIR/stderr.$$"
-	run "$@" 2>"$errf"
-	stderr=$(cat "$errf")
+	run --separate-stderr "$@"
 }
+
+# Every test works in its own scratch directory.
+cd "$BATS_TEST_TMPDIR" || exit 1

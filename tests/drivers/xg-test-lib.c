@@ -3,6 +3,7 @@
  * library function the way a program would.
  */
 #include "xg.h"
+#include "conversation.h"
 
 static const char *const usage[] = {
 	"xg-test-lib cat [--rewrite]",
@@ -13,6 +14,10 @@ static const char *const usage[] = {
 	"xg-test-lib path config|data|state|share [rel]",
 	"xg-test-lib opts [args]",
 	"xg-test-lib die code",
+	"xg-test-lib conv-append id",
+	"xg-test-lib conv-scan id",
+	"xg-test-lib conv-last id type",
+	"xg-test-lib conv-new-id",
 	NULL
 };
 
@@ -51,6 +56,48 @@ static int do_cat(int rewrite)
 	xg_rec_writer_release(&w);
 	xg_rec_reader_release(&r);
 	return 0;
+}
+
+static int print_entry(jv entry, void *ctx)
+{
+	struct xg_rec_writer *w = ctx;
+
+	return xg_rec_write(w, jv_copy(entry)) < 0 ? -1 : 0;
+}
+
+static int do_conv(const char *verb, char **args, int nargs)
+{
+	struct xg_rec_writer w;
+	int torn = 0, rc = 0;
+
+	xg_rec_writer_init(&w, stdout);
+	if (!strcmp(verb, "conv-append") && nargs == 1) {
+		struct xg_rec_reader r;
+		struct xg_rec rec;
+
+		xg_rec_reader_init(&r, 0, "standard input");
+		while (rc == 0 && xg_rec_next_or_die(&r, &rec) > 0) {
+			int a = xg_conv_append(args[0], jv_copy(rec.v));
+			rc = a == -2 ? XG_EX_TEMPFAIL : a < 0 ? XG_EX_IOERR : 0;
+			xg_rec_release(&rec);
+		}
+		xg_rec_reader_release(&r);
+	} else if (!strcmp(verb, "conv-scan") && nargs == 1) {
+		if (xg_conv_scan_back(args[0], print_entry, &w, &torn) < 0)
+			rc = XG_EX_IOERR;
+	} else if (!strcmp(verb, "conv-last") && nargs == 2) {
+		jv v = xg_conv_last_of_type(args[0], args[1], &torn);
+		if (!jv_is_valid(v))
+			rc = XG_EX_IOERR;
+		else
+			xg_rec_write(&w, v);
+	} else {
+		xg_usage_error(&cmd, "wrong operands for '%s'", verb);
+	}
+	if (torn)
+		xg_warn("the last line of conversation '%s' is torn; it was ignored", args[0]);
+	xg_rec_writer_release(&w);
+	return rc;
 }
 
 static struct xg_buf read_stdin(void)
@@ -132,6 +179,12 @@ int main(int argc, char **argv)
 		int i;
 		for (i = 1; i < o.nargs; i++)
 			printf("arg=%s\n", o.args[i]);
+	} else if (!strncmp(verb, "conv-", 5) && strcmp(verb, "conv-new-id")) {
+		rc = do_conv(verb, o.args + 1, o.nargs - 1);
+	} else if (!strcmp(verb, "conv-new-id")) {
+		char *cid = xg_conv_new_id();
+		printf("%s\n", cid);
+		free(cid);
 	} else if (!strcmp(verb, "die") && o.nargs == 2) {
 		errno = ENOENT;
 		xg_die_errno(atoi(o.args[1]), "cannot open '%s'", "nowhere");

@@ -1,0 +1,286 @@
+#include "xg.h"
+#include "conversation.h"
+
+#define SCAN_BLOCK 65536
+
+int xg_conv_id_valid(const char *id)
+{
+	size_t n = 0;
+
+	if (!id || !*id || *id == '.' || *id == '-')
+		return 0;
+	for (; id[n]; n++)
+		if (!isalnum((unsigned char)id[n]) && !strchr("._-", id[n]))
+			return 0;
+	return n <= 128;
+}
+
+char *xg_conv_new_id(void)
+{
+	int64_t now = xg_clock_wall_ms();
+	time_t secs = (time_t)(now / 1000);
+	unsigned char rnd[4] = { 0 };
+	char stamp[32];
+	struct tm tm;
+	int fd;
+
+	fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || read(fd, rnd, sizeof(rnd)) != (ssize_t)sizeof(rnd)) {
+		unsigned v = (unsigned)getpid() ^ (unsigned)now;
+		memcpy(rnd, &v, sizeof(rnd));
+	}
+	if (fd >= 0)
+		close(fd);
+	gmtime_r(&secs, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	return xg_asprintf("%s-%02x%02x%02x%02x", stamp, rnd[0], rnd[1], rnd[2], rnd[3]);
+}
+
+char *xg_conv_path(const char *id)
+{
+	char *rel = xg_asprintf("conversations/%s.jsonl", id);
+	char *path = xg_path_state(rel);
+
+	free(rel);
+	return path;
+}
+
+int xg_conv_exists(const char *id)
+{
+	char *path = xg_conv_path(id);
+	struct stat st;
+	int ok = stat(path, &st) == 0;
+
+	free(path);
+	return ok;
+}
+
+static jv with_stamp(jv entry)
+{
+	char at[25];
+
+	if (jv_get_kind(xg_json_get_peek(entry, "at")) == JV_KIND_STRING)
+		return entry;
+	xg_clock_rfc3339(xg_clock_wall_ms(), at);
+	return xg_json_set(entry, "at", jv_string(at));
+}
+
+static jv header(const char *id)
+{
+	char created[25], cwd[PATH_MAX];
+	jv h = xg_rec_new("conversation");
+
+	xg_clock_rfc3339(xg_clock_wall_ms(), created);
+	h = xg_json_set(h, "schema", jv_string("xg/1"));
+	h = xg_json_set(h, "id", jv_string(id));
+	h = xg_json_set(h, "created", jv_string(created));
+	h = xg_json_set(h, "cwd", getcwd(cwd, sizeof(cwd)) ? xg_json_string_bytes(cwd, strlen(cwd))
+							    : jv_null());
+	return h;
+}
+
+/* Whether the file ends in the middle of a line (a torn append). */
+static int ends_torn(int fd, off_t size)
+{
+	char last;
+
+	if (size == 0)
+		return 0;
+	if (pread(fd, &last, 1, size - 1) != 1)
+		return 0;
+	return last != '\n';
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int xg_conv_append(const char *id, jv entry)
+{
+	struct xg_buf line = XG_BUF_INIT(0);
+	char *path = NULL, *dir = NULL;
+	struct stat st;
+	int fd = -1, rc = -1;
+
+	if (!xg_conv_id_valid(id)) {
+		jv_free(entry);
+		return xg_error("'%s' is not a valid conversation id", id);
+	}
+	dir = xg_path_state("conversations");
+	if (xg_mkdir_p(dir, 0755) < 0)
+		goto out;
+	path = xg_conv_path(id);
+	fd = xg_lock_file(path, O_RDWR | O_APPEND | O_CREAT, xg_lock_timeout_ms());
+	if (fd < 0) {
+		rc = fd;
+		goto out;
+	}
+	if (fstat(fd, &st) < 0) {
+		xg_error_errno("cannot stat '%s'", path);
+		goto out;
+	}
+	if (st.st_size == 0) {
+		xg_json_dump(&line, header(id));
+		xg_buf_addch(&line, '\n');
+	} else if (ends_torn(fd, st.st_size)) {
+		xg_buf_addch(&line, '\n');
+	}
+	xg_json_dump(&line, with_stamp(entry));
+	entry = jv_invalid();
+	xg_buf_addch(&line, '\n');
+	if (write_all(fd, line.buf, line.len) < 0 || fsync(fd) < 0) {
+		xg_error_errno("cannot append to '%s'", path);
+		goto out;
+	}
+	rc = 0;
+out:
+	jv_free(entry);
+	if (fd >= 0 && close(fd) < 0 && rc == 0)
+		rc = xg_error_errno("cannot append to '%s'", path);
+	xg_buf_release(&line);
+	free(path);
+	free(dir);
+	return rc;
+}
+
+/*
+ * Visits the lines of buf[0..len) from the last to the first; buf holds whole
+ * lines only, each ending in '\n'.  Returns what visit returned, or 0.
+ */
+static int visit_lines(char *buf, size_t len, xg_conv_visit_fn visit, void *ctx)
+{
+	size_t end = len;
+
+	while (end > 0) {
+		size_t start = end - 1;	/* the '\n' of this line */
+		jv v;
+
+		while (start > 0 && buf[start - 1] != '\n')
+			start--;
+		v = jv_parse_sized(buf + start, (int)(end - 1 - start));
+		if (jv_get_kind(v) == JV_KIND_OBJECT) {
+			int r = visit(v, ctx);
+			jv_free(v);
+			if (r)
+				return r;
+		} else {
+			jv_free(v);
+		}
+		end = start;
+	}
+	return 0;
+}
+
+int xg_conv_scan_back(const char *id, xg_conv_visit_fn visit, void *ctx, int *torn)
+{
+	struct xg_buf tail = XG_BUF_INIT(0);
+	char *path = xg_conv_path(id);
+	struct stat st;
+	off_t pos;
+	int fd, rc = 0;
+
+	if (torn)
+		*torn = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int e = errno;
+		if (e != ENOENT)
+			xg_error_errno("cannot read conversation '%s'", path);
+		if (fd >= 0)
+			close(fd);
+		free(path);
+		errno = e;
+		return -1;
+	}
+	pos = st.st_size;
+	/*
+	 * tail holds the bytes from pos to the end of what is still to be
+	 * visited.  Each round reads the block before it, visits the whole
+	 * lines it completes and keeps the partial first line for the next.
+	 */
+	while (pos > 0 && rc == 0) {
+		size_t n = pos > SCAN_BLOCK ? SCAN_BLOCK : (size_t)pos;
+		struct xg_buf joined = XG_BUF_INIT(0);
+		size_t first_nl;
+		char *nl;
+
+		pos -= (off_t)n;
+		xg_buf_grow(&joined, n + tail.len);
+		if (pread(fd, joined.buf, n, pos) != (ssize_t)n) {
+			rc = xg_error_errno("cannot read conversation '%s'", path);
+			xg_buf_release(&joined);
+			break;
+		}
+		joined.len = n;
+		xg_buf_add(&joined, tail.buf, tail.len);
+		xg_buf_release(&tail);
+		tail = joined;
+		if (pos + (off_t)tail.len == st.st_size && tail.len && tail.buf[tail.len - 1] != '\n') {
+			/* A last line without its newline: a torn append. */
+			char *last = memrchr(tail.buf, '\n', tail.len);
+			size_t keep = last ? (size_t)(last - tail.buf) + 1 : 0;
+			if (!last && pos > 0) {
+				/* The torn line is longer than a block. */
+				continue;
+			}
+			if (torn)
+				*torn = 1;
+			xg_buf_setlen(&tail, keep);
+			st.st_size = pos + (off_t)keep;
+		}
+		if (pos == 0) {
+			rc = visit_lines(tail.buf, tail.len, visit, ctx);
+			break;
+		}
+		nl = memchr(tail.buf, '\n', tail.len);
+		if (!nl)
+			continue;
+		first_nl = (size_t)(nl - tail.buf) + 1;
+		rc = visit_lines(tail.buf + first_nl, tail.len - first_nl, visit, ctx);
+		xg_buf_setlen(&tail, first_nl);
+		/* What is left is the line the next block completes; its '\n' is
+		 * already part of it. */
+	}
+	xg_buf_release(&tail);
+	close(fd);
+	free(path);
+	return rc < 0 ? -1 : rc;
+}
+
+struct last_of {
+	const char *type;
+	jv found;
+};
+
+static int match_type(jv entry, void *ctx)
+{
+	struct last_of *l = ctx;
+	const char *t = xg_json_string_peek(entry, "type");
+
+	if (!t || strcmp(t, l->type))
+		return 0;
+	l->found = jv_copy(entry);
+	return 1;
+}
+
+jv xg_conv_last_of_type(const char *id, const char *type, int *torn)
+{
+	struct last_of l = { type, jv_null() };
+
+	if (xg_conv_scan_back(id, match_type, &l, torn) < 0) {
+		jv_free(l.found);
+		return jv_invalid();
+	}
+	return l.found;
+}

@@ -1,0 +1,53 @@
+#ifndef XG_CONVERSATION_H
+#define XG_CONVERSATION_H
+/*
+ * Conversations: $state/conversations/ID.jsonl, append-only (design.md
+ * section 4, man 5 xg-records).  The first line is a header
+ *   {"type":"conversation","schema":"xg/1","id":ID,"created":T,"cwd":DIR}
+ * and every later line an entry with a "type" and an "at" (RFC 3339):
+ * message, model_change, variant_change, compaction, goal.
+ *
+ * Appends take the file's exclusive flock (xg_lock_timeout_ms) and end with
+ * fsync; the header is written by the first append, under the same lock.  A
+ * crash mid-append leaves a torn last line: readers skip it and say so, and
+ * the next append starts on a fresh line, so it never spoils an entry.
+ *
+ * Readers that want the newest entries read from the end of the file, so a
+ * long conversation costs what its tail costs.
+ */
+#include "json.h"
+
+/* Whether id is a usable conversation id: 1 to 128 of [A-Za-z0-9._-], not
+ * starting with '.' or '-'. */
+int xg_conv_id_valid(const char *id);
+/* A new id: the UTC time and random hex, "20261130-105624-3f9a1c2b". */
+char *xg_conv_new_id(void);
+/* The file's path (which need not exist); the caller frees it. */
+char *xg_conv_path(const char *id);
+/* Whether the conversation's file exists. */
+int xg_conv_exists(const char *id);
+
+/*
+ * Appends entry (consumed) to the conversation, adding "at" when it has
+ * none, and creating the file with its header (cwd from getcwd) when it is
+ * new.  0 on success, -1 on error (reported), -2 when the lock timed out
+ * (report exit 75).
+ */
+int xg_conv_append(const char *id, jv entry);
+
+/*
+ * Calls visit for every entry from the newest to the oldest (the header
+ * last), until visit returns nonzero, which xg_conv_scan_back then returns.
+ * The entry is borrowed: jv_copy it to keep it.  Lines that are not JSON
+ * objects are skipped; *torn (when not NULL) is set when the last line was
+ * torn.  Returns 0 when every entry was visited, -1 on error (reported;
+ * errno ENOENT for a conversation that does not exist).
+ */
+typedef int (*xg_conv_visit_fn)(jv entry, void *ctx);
+int xg_conv_scan_back(const char *id, xg_conv_visit_fn visit, void *ctx, int *torn);
+
+/* The newest entry whose "type" is type (owned), jv_null() when there is
+ * none, jv_invalid() on error. */
+jv xg_conv_last_of_type(const char *id, const char *type, int *torn);
+
+#endif

@@ -1,0 +1,115 @@
+#include "xg.h"
+#include "dispatch.h"
+#include <dirent.h>
+
+static char *self_dir(void)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	if (!(slash = strrchr(exe, '/')))
+		return NULL;
+	*slash = '\0';
+	return xg_strdup(exe);
+}
+
+static char *executable_in(const char *dir, const char *name)
+{
+	char *path = xg_asprintf("%s/xg-%s", dir, name);
+	struct stat st;
+
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0)
+		return path;
+	free(path);
+	return NULL;
+}
+
+char *xg_dispatch_find(const char *name)
+{
+	char *dir, *found = NULL, *path, *p, *next;
+	const char *env;
+
+	if (!*name || strchr(name, '/'))
+		return NULL;
+	if ((dir = self_dir())) {
+		found = executable_in(dir, name);
+		free(dir);
+		if (found)
+			return found;
+	}
+	env = getenv("PATH");
+	path = xg_strdup(env && *env ? env : "/usr/local/bin:/usr/bin:/bin");
+	for (p = path; p && !found; p = next) {
+		next = strchr(p, ':');
+		if (next)
+			*next++ = '\0';
+		found = executable_in(*p ? p : ".", name);
+	}
+	free(path);
+	return found;
+}
+
+int xg_dispatch_exec(const char *path, char **argv)
+{
+	execv(path, argv);
+	return -1;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void add_from(const char *dir, char ***names, size_t *n, size_t *alloc)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char *full;
+
+		if (strncmp(e->d_name, "xg-", 3) || !e->d_name[3])
+			continue;
+		full = executable_in(dir, e->d_name + 3);
+		if (!full)
+			continue;
+		free(full);
+		XG_ALLOC_GROW(*names, *n + 1, *alloc);
+		(*names)[(*n)++] = xg_strdup(e->d_name + 3);
+	}
+	closedir(d);
+}
+
+void xg_dispatch_list(FILE *fp)
+{
+	char **names = NULL, *dir, *path, *p, *next;
+	size_t n = 0, alloc = 0, i;
+	const char *env = getenv("PATH");
+
+	if ((dir = self_dir())) {
+		add_from(dir, &names, &n, &alloc);
+		free(dir);
+	}
+	path = xg_strdup(env ? env : "");
+	for (p = path; p && *p; p = next) {
+		next = strchr(p, ':');
+		if (next)
+			*next++ = '\0';
+		add_from(*p ? p : ".", &names, &n, &alloc);
+	}
+	free(path);
+	qsort(names, n, sizeof(*names), cmp_str);
+	for (i = 0; i < n; i++) {
+		if (!i || strcmp(names[i], names[i - 1]))
+			fprintf(fp, "%s\n", names[i]);
+	}
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bats
+# The man pages: lint-clean, one per program, and each program's --help
+# usage equal to its page's SYNOPSIS (as git's t0450 does).
+
+load helper
+shopt -s nullglob
+
+synopsis_of() {
+	mandoc -Tascii "$1" | col -bx |
+		awk '/^SYNOPSIS/ { f = 1; next } /^[A-Z]/ { f = 0 } f' |
+		tr -s ' \n' '  ' | sed 's/^ *//; s/ *$//'
+}
+
+usage_of() {
+	"$1" --help | awk '/^usage: / { sub(/^usage: /, ""); print; next }
+		/^   or: / { sub(/^   or: /, ""); print; next } /^$/ { exit }' |
+		tr -s ' \n' '  ' | sed 's/^ *//; s/ *$//'
+}
+
+@test "every man page is mandoc -Tlint clean" {
+	pages=("$XG_SRCDIR"/man/*.[1-9])
+	[ ${#pages[@]} -gt 0 ] || fail "no man pages"
+	run mandoc -Tlint -Wwarning "${pages[@]}"
+	assert_success
+	assert_output ""
+}
+
+@test "every program has a man page and a test file" {
+	for c in "$XG_SRCDIR"/cmd/*.c; do
+		n=$(basename "$c" .c)
+		[ -f "$XG_SRCDIR/man/$n.1" ] || fail "cmd/$n.c has no man/$n.1"
+		ls "$XG_SRCDIR"/tests/"$n"*.bats >/dev/null 2>&1 || fail "cmd/$n.c has no tests/$n*.bats"
+	done
+}
+
+@test "every program's --help usage is its man page's SYNOPSIS" {
+	for c in "$XG_SRCDIR"/cmd/*.c; do
+		n=$(basename "$c" .c)
+		want=$(synopsis_of "$XG_SRCDIR/man/$n.1")
+		got=$(usage_of "$n")
+		[ -n "$want" ] || fail "man/$n.1 has no SYNOPSIS"
+		[ "$want" = "$got" ] || fail "$(printf '%s --help and its SYNOPSIS differ:\n  help: %s\n  man:  %s' "$n" "$got" "$want")"
+	done
+}
+
+@test "every program prints its version and exits 0" {
+	for c in "$XG_SRCDIR"/cmd/*.c; do
+		n=$(basename "$c" .c)
+		run "$n" --version
+		assert_success
+		assert_output --regexp "^$n \\(xg\\) [0-9]+\\.[0-9]+\\.[0-9]+\$"
+	done
+}
+
+@test "every program rejects an unknown option with exit 2" {
+	for c in "$XG_SRCDIR"/cmd/*.c; do
+		n=$(basename "$c" .c)
+		run_split "$n" --no-such-option </dev/null
+		assert_equal "$status" 2
+		assert_regex "$stderr" "^$n: unknown option '--no-such-option'"
+	done
+}
+
+@test "no program waits on a terminal's standard input" {
+	command -v script >/dev/null || skip "script(1) is not installed"
+	for c in "$XG_SRCDIR"/cmd/*.c; do
+		n=$(basename "$c" .c)
+		# script gives the program a terminal for stdin, kept open by a
+		# sleeping writer; timeout catches a program that waits on it.
+		run timeout 5 script -qec "$n" /dev/null < <(sleep 6 3>&- 2>/dev/null)
+		[ "$status" -ne 124 ] || fail "$n waited on a terminal"
+	done
+}

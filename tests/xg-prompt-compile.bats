@@ -1,0 +1,533 @@
+#!/usr/bin/env bats
+# xg-prompt-compile: the pack, budgets and cuts, determinism, variants and
+# their versions, and which version a conversation compiles on.
+
+load helper
+
+setup() {
+	SMALL="$BATS_TEST_TMPDIR/small"
+	cp -R "$FIXTURES/prompt/small" "$SMALL"
+}
+
+# The pack record of a compile fed "$1" (records) with options "${@:2}".
+pack() {
+	printf '%s\n' "$1" | xg-prompt-compile "${@:2}" | jq -c 'select(.type == "pack")'
+}
+
+default_version() {
+	xg-prompt-compile </dev/null | jq -r .version
+}
+
+STABLE='["identity","role","personality","autonomy","permission","steering","writing","todo","work-slice","reporting"]'
+
+@test "The default pack holds the stable sections in order, and reporting last" {
+	run xg-prompt-compile </dev/null
+	assert_success
+	run jq -c '[.sections[].name]' <<<"$output"
+	assert_output "$STABLE"
+}
+
+@test "The system prompt is the sections joined by blank lines" {
+	run xg-prompt-compile --model openai/gpt-5 </dev/null
+	assert_success
+	# jq counts characters as code points, as the budgets do.
+	run jq '(.sections | map(.chars) | add) + 2 * ((.sections | length) - 1) == (.system | length)' <<<"$output"
+	assert_output true
+	run xg-prompt-compile --text </dev/null
+	assert_line --index 0 --regexp '^You are xg, a coding agent'
+	assert_output --partial $'# Your role\n\nA request names a result'
+	[ "$(printf '%s\n' "$output" | grep -n '^# Your role' | cut -d: -f1)" -lt \
+	  "$(printf '%s\n' "$output" | grep -n '^# Reporting' | cut -d: -f1)" ]
+}
+
+@test "Plan mode adds the plan section after the same stable prefix" {
+	normal=$(xg-prompt-compile --mode normal </dev/null)
+	plan=$(xg-prompt-compile --mode plan </dev/null)
+	run jq -c '[.sections[].name]' <<<"$plan"
+	assert_output "${STABLE%]},\"plan\"]"
+	assert_equal "$(jq -r .mode <<<"$plan")" plan
+	assert_equal "$(jq -r .stable_sha256 <<<"$plan")" "$(jq -r .stable_sha256 <<<"$normal")"
+	run jq -r '.system | startswith($n)' --arg n "$(jq -r .system <<<"$normal")" <<<"$plan"
+	assert_output true
+	run jq -r .system <<<"$plan"
+	assert_output --partial '<proposed_plan>'
+	assert_output --partial '<plan_blocked>'
+	run jq -r .system <<<"$normal"
+	refute_output --partial '<proposed_plan>'
+}
+
+@test "A request's mode picks plan mode, and --mode wins over it" {
+	run pack '{"type":"request","text":"x","mode":"plan"}'
+	assert_equal "$(jq -r .mode <<<"$output")" plan
+	run pack '{"type":"request","text":"x","mode":"plan"}' --mode normal
+	assert_equal "$(jq -r .mode <<<"$output")" normal
+	assert_equal "$(jq -r '.sections[-1].name' <<<"$output")" reporting
+}
+
+@test "Identity names the model only when it is known" {
+	run xg-prompt-compile --text </dev/null
+	assert_line --index 0 --regexp '^You are xg, a coding agent run from the command line\. '
+	refute_output --partial 'based on'
+	run pack '' --model openai/gpt-5
+	assert_equal "$(jq -r .model <<<"$output")" openai/gpt-5
+	run jq -r '.system | split("\n")[0]' <<<"$output"
+	assert_output --partial ", based on openai/gpt-5. "
+	run pack ''
+	assert_equal "$(jq -r .model <<<"$output")" null
+}
+
+@test "The model comes from --model, else the model record, else the request" {
+	req='{"type":"request","text":"x","model":"req/m"}'
+	rec='{"type":"model","provider":"rec","id":"rec/m","effort":"low","source":"mode"}'
+	run pack "$req"
+	assert_equal "$(jq -r .model <<<"$output")" req/m
+	run pack "$req"$'\n'"$rec"
+	assert_equal "$(jq -r .model <<<"$output")" rec/m
+	run pack "$rec"$'\n'"$req"
+	assert_equal "$(jq -r .model <<<"$output")" rec/m
+	run pack "$req"$'\n'"$rec" --model flag/m
+	assert_equal "$(jq -r .model <<<"$output")" flag/m
+	run jq -r .system <<<"$output"
+	assert_output --partial 'based on flag/m'
+}
+
+@test "Records pass through unchanged and in order, the pack last" {
+	in=$'{"type":"request","text":"x",  "mode":"normal","extra":[1, 2]}\n{"type":"snapshot","commit":null}\n{"type":"unknown","z":1}'
+	run bash -c 'printf "%s\n" "$1" | xg-prompt-compile' _ "$in"
+	assert_success
+	assert_equal "$(printf '%s\n' "$output" | head -3)" "$in"
+	assert_equal "$(printf '%s\n' "$output" | wc -l)" 4
+	assert_equal "$(printf '%s\n' "$output" | tail -1 | jq -r .type)" pack
+}
+
+@test "The stable_sha256 is the SHA-256 of the stable prefix" {
+	sha=$(xg-prompt-compile --model openai/gpt-5 </dev/null | jq -r .stable_sha256)
+	# In normal mode the default variant's system prompt is the stable prefix.
+	want=$(xg-prompt-compile --text --model openai/gpt-5 </dev/null |
+		head -c -1 | sha256sum | cut -d' ' -f1)
+	assert_equal "$sha" "$want"
+	other=$(xg-prompt-compile --model anthropic/claude </dev/null | jq -r .stable_sha256)
+	[ "$other" != "$sha" ]
+}
+
+@test "Compiling is deterministic across runs and working directories" {
+	req='{"type":"request","text":"x","mode":"plan","model":"openai/gpt-5"}'
+	a=$(pack "$req")
+	b=$(pack "$req")
+	mkdir -p "$BATS_TEST_TMPDIR/elsewhere/deeper"
+	c=$(cd "$BATS_TEST_TMPDIR/elsewhere/deeper" && pack "$req")
+	d=$(cd / && pack "$req")
+	[ -n "$a" ]
+	assert_equal "$b" "$a"
+	assert_equal "$c" "$a"
+	assert_equal "$d" "$a"
+}
+
+@test "The text option prints only the system prompt" {
+	run_split xg-prompt-compile --text --mode plan --model m/x <<<'{"type":"request","text":"x"}'
+	assert_success
+	want=$(pack '' --mode plan --model m/x | jq -r .system)
+	assert_equal "$output" "$want"
+	refute_output --partial '"type"'
+}
+
+@test "A section over its budget is cut at a paragraph boundary, with a notice" {
+	run_split xg-prompt-compile --variant "nosuch" </dev/null
+	assert_equal "$status" 65
+	v=$(xg-prompt-compile save small "$SMALL" | jq -r .version)
+	run xg-prompt-compile --variant small </dev/null
+	assert_success
+	assert_equal "$(printf '%s\n' "$output" | wc -l)" 2
+	run jq -r 'select(.type == "notice") | .text' <<<"$output"
+	assert_output "section 'long' is 94 characters, over its budget of 60: cut at a paragraph boundary to 50"
+	p=$(xg-prompt-compile --variant "small@$v" </dev/null | tail -1)
+	run jq -c '.sections[] | select(.name == "long")' <<<"$p"
+	assert_output '{"name":"long","chars":50,"budget":60,"cut":true,"kind":"stable"}'
+	run jq -r .system <<<"$p"
+	assert_output $'You are xg.\n\nFirst paragraph, twenty-nine.\n\nSecond one, fifteen\n\nReport the outcome first.'
+	run jq -c '[.sections[] | select(.name != "long") | .cut]' <<<"$p"
+	assert_output '[false,false]'
+}
+
+@test "A section whose first paragraph is over its budget is cut to nothing" {
+	printf 'One single paragraph that is longer than the sixty characters it may hold.\n' > "$SMALL/long.txt"
+	xg-prompt-compile save small "$SMALL" >/dev/null
+	run xg-prompt-compile --variant small </dev/null
+	run jq -c 'select(.type == "pack") | .sections[1]' <<<"$output"
+	assert_output '{"name":"long","chars":0,"budget":60,"cut":true,"kind":"stable"}'
+}
+
+@test "Reporting over its budget is never cut: exit 78 with both numbers" {
+	printf '%0150d\n' 0 > "$SMALL/reporting.txt"
+	run_split xg-prompt-compile save small "$SMALL"
+	assert_equal "$status" 78
+	assert_equal "$stderr" "xg-prompt-compile: $SMALL/manifest:4: section 'reporting' is 150 characters, over its budget of 100; it is never cut"
+	XG_SHARE_DIR="$BATS_TEST_TMPDIR/share"
+	mkdir -p "$XG_SHARE_DIR"
+	cp -R "$SMALL" "$XG_SHARE_DIR/prompts"
+	run_split xg-prompt-compile --mode plan </dev/null
+	assert_equal "$status" 78
+	assert_output ""
+	assert_regex "$stderr" "section 'reporting' is 150 characters, over its budget of 100"
+}
+
+@test "Reporting must be the last stable section" {
+	printf 'extra  extra.txt  50  stable  all\n' >> "$SMALL/manifest"
+	echo extra > "$SMALL/extra.txt"
+	run_split xg-prompt-compile save small "$SMALL"
+	assert_equal "$status" 78
+	assert_equal "$stderr" "xg-prompt-compile: $SMALL/manifest:7: stable section 'extra' comes after 'reporting', which must be last"
+}
+
+@test "A broken manifest is exit 78 naming the file and the line" {
+	m="$SMALL/manifest"
+	check() {
+		cp "$FIXTURES/prompt/small/manifest" "$m"
+		sed -i "$1" "$m"
+		run_split xg-prompt-compile save small "$SMALL"
+		assert_equal "$status" 78
+		assert_equal "$stderr" "xg-prompt-compile: $m:$2"
+	}
+	check '3s/ 60 / sixty /' "3: bad budget 'sixty': expected 1 to 1000000 characters"
+	check '3s/ 60 / 0 /' "3: bad budget '0': expected 1 to 1000000 characters"
+	check '2s/stable/steady/' "2: bad kind 'steady': expected 'stable' or 'dynamic'"
+	check '5s/plan$/review/' "5: bad mode 'review' for a dynamic section"
+	check '2s/ all$/ plan/' "2: bad mode 'plan' for a stable section"
+	check '4s/ all$//' "4: expected 5 fields (name file budget kind mode), found 4"
+	check '6s/^note /plan /' "6: section 'plan' is already on line 5"
+	check '2s/identity.txt/..\/x/' "2: bad file name '../x'"
+	check '3s/long.txt/missing.txt/' "3: cannot read section file 'missing.txt': No such file or directory"
+	rm "$m"
+	run_split xg-prompt-compile save small "$SMALL"
+	assert_equal "$status" 78
+	assert_equal "$stderr" "xg-prompt-compile: cannot read manifest '$m': No such file or directory"
+}
+
+@test "A broken shipped variant fails every compile with exit 78" {
+	XG_SHARE_DIR="$BATS_TEST_TMPDIR/share"
+	mkdir -p "$XG_SHARE_DIR"
+	cp -R "$SMALL" "$XG_SHARE_DIR/prompts"
+	rm "$XG_SHARE_DIR/prompts/plan.txt"
+	run_split xg-prompt-compile <<<'{"type":"request","text":"x"}'
+	assert_equal "$status" 78
+	assert_equal "$stderr" "xg-prompt-compile: $XG_SHARE_DIR/prompts/manifest:5: cannot read section file 'plan.txt': No such file or directory"
+}
+
+@test "Every shipped section is non-empty and within its budget" {
+	run xg-prompt-compile show default
+	assert_success
+	n=$(jq '.sections | length' <<<"$output")
+	[ "$n" -eq 20 ]
+	run jq -r '.sections[] | select((.text | rtrimstr("\n") | length) > .budget or (.text | test("\\S") | not)) | .name' <<<"$output"
+	assert_output ""
+	# Nothing is cut even for a long model name, in either mode.
+	for mode in normal plan; do
+		run pack '' --mode "$mode" --model provider/a-rather-long-model-name-for-testing
+		assert_equal "$(jq '[.sections[] | select(.cut)] | length' <<<"$output")" 0
+	done
+}
+
+@test "The default pack carries the templates the other programs fill in" {
+	run pack ''
+	run jq -r '.templates | keys | join(" ")' <<<"$output"
+	assert_output "checkpoint compaction completion-check goal-budget-limit goal-continuation goal-objective-updated plan-repair slice-continue subagent"
+	run pack ''
+	run jq -r '.templates["goal-continuation"]' <<<"$output"
+	assert_output --partial $'<objective>\n{{objective}}\n</objective>'
+	run pack ''
+	run jq -r '.templates["slice-continue"]' <<<"$output"
+	assert_output --partial '{{?next}}'
+}
+
+@test "The default templates use only the values the man page lists" {
+	names='[scan("\\{\\{[?/]?([a-z]+)\\}\\}") | .[0]] | unique | join(" ")'
+	run jq -r ".templates | to_entries[] | \"\(.key): \(.value | $names)\"" \
+		< <(xg-prompt-compile </dev/null)
+	assert_output - <<-'EOF'
+	plan-repair: problems
+	goal-continuation: objective
+	goal-budget-limit: limit objective
+	goal-objective-updated: objective
+	completion-check: 
+	compaction: 
+	checkpoint: plan request todo
+	slice-continue: next
+	subagent: 
+	EOF
+	# The stable prefix's only value is the model.
+	run jq -r "[.sections[] | select(.kind == \"stable\") | .text] | add | $names" \
+		< <(xg-prompt-compile show default)
+	assert_output model
+}
+
+@test "Templates render placeholders, and data is escaped" {
+	run xg-test-prompt render 'a{{?m}}, on {{m}}{{/m}}; {{x}}.' '{"m":"M","x":"X"}'
+	assert_output 'a, on M; X.'
+	run xg-test-prompt render 'a{{?m}}, on {{m}}{{/m}}; {{x}}.' '{"m":""}'
+	assert_output 'a; .'
+	run xg-test-prompt escape 'do <b>this</b> & </objective>'
+	assert_output 'do &lt;b&gt;this&lt;/b&gt; &amp; &lt;/objective&gt;'
+}
+
+@test "The SHA-256 matches the standard test vectors" {
+	run xg-test-prompt sha256 <<<''
+	assert_output 01ba4719c80b6fe911b091a7c05124b64eeece964e09c058ef8f9805daca546b
+	run xg-test-prompt sha256 < /dev/null
+	assert_output e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
+	run bash -c 'printf abc | xg-test-prompt sha256'
+	assert_output ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad
+	run bash -c 'printf abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq | xg-test-prompt sha256'
+	assert_output 248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1
+	run bash -c 'printf a | xg-test-prompt sha256 1000000'
+	assert_output cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0
+}
+
+@test "A bad mode is a usage error as an option, bad request fields are data errors" {
+	run_split xg-prompt-compile --mode review </dev/null
+	assert_equal "$status" 2
+	assert_regex "$stderr" "unknown mode 'review'"
+	run_split xg-prompt-compile <<<$'{"type":"snapshot"}\n{"type":"request","text":"x","mode":"review"}'
+	assert_equal "$status" 65
+	assert_equal "$stderr" "xg-prompt-compile: standard input:2: field 'mode' is 'review', not 'normal' or 'plan'"
+	run_split xg-prompt-compile <<<'{"type":"request","text":"x","variant":7}'
+	assert_equal "$status" 65
+	assert_equal "$stderr" "xg-prompt-compile: standard input:1: field 'variant' of a request record is a number, not a string"
+	run_split xg-prompt-compile <<<'{"type":"request","text":"x","variant":"small@"}'
+	assert_equal "$status" 65
+	assert_equal "$stderr" "xg-prompt-compile: standard input:1: field 'variant' is 'small@', not NAME or NAME@VERSION"
+	run_split xg-prompt-compile <<<'{"type":"request","text":"x","conversation":"../x"}'
+	assert_equal "$status" 65
+	assert_equal "$stderr" "xg-prompt-compile: standard input:1: field 'conversation' is '../x', not a conversation id"
+	[ ! -e "$XG_HOME/state" ]
+}
+
+@test "The default variant is listed, read-only, with the shipped files' version" {
+	v=$(default_version)
+	assert_regex "$v" '^[0-9a-f]{12}$'
+	run xg-prompt-compile variants
+	assert_success
+	assert_output "{\"type\":\"variant\",\"name\":\"default\",\"head\":\"$v\",\"versions\":1,\"readonly\":true}"
+	run xg-prompt-compile versions default
+	assert_output "{\"type\":\"version\",\"variant\":\"default\",\"version\":\"$v\",\"head\":true,\"readonly\":true,\"parent\":null,\"created\":null,\"tunedFor\":null,\"note\":null}"
+	run_split xg-prompt-compile save default "$SMALL"
+	assert_equal "$status" 77
+	assert_regex "$stderr" "variant 'default' is read-only"
+	run_split xg-prompt-compile head default "$v"
+	assert_equal "$status" 77
+}
+
+@test "A version is named by its files, wherever they are" {
+	cp -RL "$XG_SHARE_DIR/prompts" "$BATS_TEST_TMPDIR/copy"
+	run xg-prompt-compile save mine "$BATS_TEST_TMPDIR/copy"
+	assert_success
+	assert_equal "$(jq -r .version <<<"$output")" "$(default_version)"
+	echo >> "$BATS_TEST_TMPDIR/copy/todo.md"
+	run xg-prompt-compile save mine "$BATS_TEST_TMPDIR/copy"
+	[ "$(jq -r .version <<<"$output")" != "$(default_version)" ]
+}
+
+@test "Save makes a version whose parent is the head, and moves the head" {
+	run xg-prompt-compile save small "$SMALL" --tuned-for openai/gpt-5 --note first
+	assert_success
+	v1=$(jq -r .version <<<"$output")
+	run jq -c '[.variant, .head, .readonly, .parent, .tunedFor, .note]' <<<"$output"
+	assert_output '["small",true,false,null,"openai/gpt-5","first"]'
+	assert_regex "$(xg-prompt-compile head small | jq -r .created)" '^20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]T'
+	echo 'More.' >> "$SMALL/plan.txt"
+	v2=$(xg-prompt-compile save small "$SMALL" | jq -r .version)
+	[ "$v2" != "$v1" ]
+	run xg-prompt-compile head small
+	assert_equal "$(jq -r '[.version, .parent] | join(" ")' <<<"$output")" "$v2 $v1"
+	d="$XG_HOME/data/variants/small"
+	assert_equal "$(cat "$d/HEAD")" "$v2"
+	assert_equal "$(cat "$d/versions/$v2/plan.txt")" $'Plan before acting.\nMore.'
+	run jq -c . "$d/versions/$v1/meta.json"
+	assert_output --regexp '^\{"parent":null,"created":"[^"]+","tunedFor":"openai/gpt-5","note":"first"\}$'
+	run xg-prompt-compile versions small
+	assert_equal "$(jq -r '"\(.version) \(.head)"' <<<"$output" | tr '\n' ' ')" "$v1 false $v2 true "
+	run xg-prompt-compile variants
+	assert_line --index 1 "{\"type\":\"variant\",\"name\":\"small\",\"head\":\"$v2\",\"versions\":2,\"readonly\":false}"
+}
+
+@test "Saving the files of an existing version moves the head back to it" {
+	v1=$(xg-prompt-compile save small "$SMALL" --note first | jq -r .version)
+	cp "$SMALL/plan.txt" "$BATS_TEST_TMPDIR/plan.txt"
+	echo 'More.' >> "$SMALL/plan.txt"
+	xg-prompt-compile save small "$SMALL" >/dev/null
+	cp "$BATS_TEST_TMPDIR/plan.txt" "$SMALL/plan.txt"
+	run xg-prompt-compile save small "$SMALL" --note again
+	assert_equal "$(jq -r '[.version, .note, .head] | join(" ")' <<<"$output")" "$v1 first true"
+	assert_equal "$(xg-prompt-compile versions small | wc -l)" 2
+}
+
+@test "Head restores or reverts to an existing version" {
+	v1=$(xg-prompt-compile save small "$SMALL" | jq -r .version)
+	echo 'More.' >> "$SMALL/plan.txt"
+	v2=$(xg-prompt-compile save small "$SMALL" | jq -r .version)
+	run xg-prompt-compile head small "$v1"
+	assert_success
+	assert_equal "$(jq -r '[.version, .head] | join(" ")' <<<"$output")" "$v1 true"
+	assert_equal "$(xg-prompt-compile --variant small </dev/null | tail -1 | jq -r .version)" "$v1"
+	run xg-prompt-compile head small "$v2"
+	assert_equal "$(xg-prompt-compile head small | jq -r .version)" "$v2"
+	run_split xg-prompt-compile head small 0123456789ab
+	assert_equal "$status" 65
+	assert_equal "$stderr" "xg-prompt-compile: no version '0123456789ab' of variant 'small'"
+	run_split xg-prompt-compile head nosuch
+	assert_equal "$status" 65
+	assert_equal "$stderr" "xg-prompt-compile: no variant 'nosuch'"
+}
+
+@test "Show gives a version's sections and texts" {
+	v=$(xg-prompt-compile save small "$SMALL" | jq -r .version)
+	run xg-prompt-compile show "small@$v"
+	assert_success
+	run jq -c '.sections[] | [.name, .file, .budget, .kind, .mode]' <<<"$output"
+	assert_line --index 0 '["identity","identity.txt",200,"stable","all"]'
+	assert_line --index 4 '["note","note.txt",100,"dynamic","-"]'
+	run bash -c "xg-prompt-compile show small@$v | jq -j '.sections[2].text'"
+	assert_output "$(cat "$SMALL/reporting.txt")"
+	run_split xg-prompt-compile show 'small@bad/version'
+	assert_equal "$status" 65
+	assert_regex "$stderr" "is not a variant reference"
+}
+
+@test "A conversation's first compile pins the version it used" {
+	v=$(default_version)
+	run pack '{"type":"request","text":"x","conversation":"c1"}'
+	assert_equal "$(jq -r .version <<<"$output")" "$v"
+	f="$XG_HOME/state/conversations/c1.jsonl"
+	run jq -c 'select(.type == "variant_change") | del(.at)' "$f"
+	assert_output "{\"type\":\"variant_change\",\"to\":\"default@$v\",\"reason\":\"first compile\"}"
+	# the shipped version is kept, so the pin survives an upgrade
+	[ -f "$XG_HOME/data/variants/default/versions/$v/meta.json" ]
+	cmp "$XG_HOME/data/variants/default/versions/$v/role.md" "$XG_SHARE_DIR/prompts/role.md"
+	pack '{"type":"request","text":"y","conversation":"c1"}' >/dev/null
+	assert_equal "$(grep -c variant_change "$f")" 1
+}
+
+@test "A head moved after the conversation pinned its version is shown, not followed" {
+	v1=$(xg-prompt-compile save small "$SMALL" | jq -r .version)
+	req='{"type":"request","text":"x","variant":"small","conversation":"c2"}'
+	pack "$req" >/dev/null
+	echo 'More.' >> "$SMALL/plan.txt"
+	v2=$(xg-prompt-compile save small "$SMALL" | jq -r .version)
+	run bash -c 'printf "%s\n" "$1" | xg-prompt-compile' _ "$req"
+	assert_success
+	run jq -r 'select(.type == "notice") | .text | select(startswith("head"))' <<<"$output"
+	assert_output "head of variant 'small' moved to $v2; this conversation stays on small@$v1"
+	run pack "$req"
+	assert_equal "$(jq -r .version <<<"$output")" "$v1"
+	# A conversation without a variant follows the head as it was when pinned.
+	run pack '{"type":"request","text":"x","variant":"small","conversation":"c3"}'
+	assert_equal "$(jq -r .version <<<"$output")" "$v2"
+}
+
+@test "A conversation on the shipped prompts keeps its version after an upgrade" {
+	XG_SHARE_DIR="$BATS_TEST_TMPDIR/share"
+	mkdir -p "$XG_SHARE_DIR"
+	cp -RL "$XG_SRCDIR/share/xg/prompts" "$XG_SHARE_DIR/prompts"
+	old=$(default_version)
+	before=$(pack '{"type":"request","text":"x","conversation":"up"}')
+	printf '\nA new paragraph from the upgrade.\n' >> "$XG_SHARE_DIR/prompts/todo.md"
+	new=$(default_version)
+	[ "$new" != "$old" ]
+	run bash -c 'printf "%s\n" "$1" | xg-prompt-compile' _ '{"type":"request","text":"x","conversation":"up"}'
+	assert_success
+	assert_line --index 1 "{\"type\":\"notice\",\"from\":\"xg-prompt-compile\",\"text\":\"head of variant 'default' moved to $new; this conversation stays on default@$old\"}"
+	assert_equal "$(printf '%s\n' "$output" | tail -1)" "$before"
+	# A new conversation starts on the new prompts.
+	run pack '{"type":"request","text":"x","conversation":"fresh"}'
+	assert_equal "$(jq -r .version <<<"$output")" "$new"
+	run xg-prompt-compile versions default
+	assert_equal "$(jq -r '"\(.version) \(.head)"' <<<"$output" | tr '\n' ' ')" "$old false $new true "
+}
+
+@test "Select appends the person's choice, which the next compile uses" {
+	v1=$(xg-prompt-compile save small "$SMALL" | jq -r .version)
+	d=$(default_version)
+	pack '{"type":"request","text":"x","conversation":"c4"}' >/dev/null
+	run xg-prompt-compile select c4 "small@$v1"
+	assert_success
+	assert_output "{\"type\":\"variant_change\",\"from\":\"default@$d\",\"to\":\"small@$v1\",\"reason\":\"selected\",\"conversation\":\"c4\"}"
+	run jq -c 'select(.type == "variant_change") | del(.at)' "$XG_HOME/state/conversations/c4.jsonl"
+	assert_line --index 1 "{\"type\":\"variant_change\",\"from\":\"default@$d\",\"to\":\"small@$v1\",\"reason\":\"selected\"}"
+	run pack '{"type":"request","text":"x","conversation":"c4"}'
+	assert_equal "$(jq -r '[.variant, .version] | join("@")' <<<"$output")" "small@$v1"
+	run_split xg-prompt-compile select c4 small@0123456789ab
+	assert_equal "$status" 65
+	run_split xg-prompt-compile select c4 small
+	assert_equal "$status" 2
+	run_split xg-prompt-compile select 'bad/id' "small@$v1"
+	assert_equal "$status" 65
+	assert_equal "$(grep -c variant_change "$XG_HOME/state/conversations/c4.jsonl")" 2
+}
+
+@test "The version is the request's, then the conversation's, then the head" {
+	v1=$(xg-prompt-compile save small "$SMALL" | jq -r .version)
+	echo 'More.' >> "$SMALL/plan.txt"
+	v2=$(xg-prompt-compile save small "$SMALL" | jq -r .version)
+	d=$(default_version)
+	# the head
+	assert_equal "$(pack '{"type":"request","text":"x","variant":"small"}' | jq -r .version)" "$v2"
+	assert_equal "$(pack '' | jq -r '[.variant, .version] | join("@")')" "default@$d"
+	# the conversation's selection over the head
+	xg-prompt-compile select c5 "small@$v1" >/dev/null
+	assert_equal "$(pack '{"type":"request","text":"x","conversation":"c5"}' | jq -r .version)" "$v1"
+	assert_equal "$(pack '{"type":"request","text":"x","variant":"small","conversation":"c5"}' | jq -r .version)" "$v1"
+	# an explicit NAME@VERSION over the conversation's, for this run only
+	run pack "{\"type\":\"request\",\"text\":\"x\",\"variant\":\"small@$v2\",\"conversation\":\"c5\"}"
+	assert_equal "$(jq -r .version <<<"$output")" "$v2"
+	assert_equal "$(pack '{"type":"request","text":"x","conversation":"c5"}' | jq -r .version)" "$v1"
+	run pack '{"type":"request","text":"x","conversation":"c5"}' --variant "default@$d"
+	assert_equal "$(jq -r .variant <<<"$output")" default
+	# a request naming another variant bare gets that variant's head
+	assert_equal "$(pack '{"type":"request","text":"x","variant":"default","conversation":"c5"}' | jq -r .version)" "$d"
+	assert_equal "$(grep -c variant_change "$XG_HOME/state/conversations/c5.jsonl")" 1
+}
+
+@test "A version tuned for another model gives a notice" {
+	v=$(xg-prompt-compile save small "$SMALL" --tuned-for openai/gpt-5 | jq -r .version)
+	run xg-prompt-compile --variant small --model anthropic/claude </dev/null
+	run jq -r 'select(.type == "notice") | .text' <<<"$output"
+	assert_line "small@$v is tuned for openai/gpt-5; this run uses anthropic/claude"
+	run xg-prompt-compile --variant small --model openai/gpt-5 </dev/null
+	refute_output --partial 'tuned for'
+	run xg-prompt-compile --variant small </dev/null
+	refute_output --partial 'tuned for'
+	run_split xg-prompt-compile --text --variant small --model anthropic/claude </dev/null
+	assert_success
+	assert_regex "$stderr" "tuned for openai/gpt-5"
+	refute_output --partial 'tuned for'
+}
+
+@test "A conversation pinned to a version that is gone is exit 78" {
+	mkdir -p "$XG_HOME/state/conversations"
+	printf '%s\n' '{"type":"conversation","schema":"xg/1","id":"c6"}' \
+		'{"type":"variant_change","to":"small@0123456789ab","at":"2026-11-30T10:00:00.000Z"}' \
+		> "$XG_HOME/state/conversations/c6.jsonl"
+	run_split xg-prompt-compile <<<'{"type":"request","text":"x","conversation":"c6"}'
+	assert_equal "$status" 78
+	assert_regex "$stderr" "no variant 'small'"
+	xg-prompt-compile save small "$SMALL" >/dev/null
+	run_split xg-prompt-compile <<<'{"type":"request","text":"x","conversation":"c6"}'
+	assert_equal "$status" 78
+	assert_regex "$stderr" "conversation 'c6' is on small@0123456789ab, which cannot be found"
+}
+
+@test "The man page's examples run" {
+	run xg-prompt-compile --text --model openai/gpt-5
+	assert_success
+	assert_line --index 0 --partial 'based on openai/gpt-5'
+	run bash -c "printf '%s\n' '{\"type\":\"request\",\"text\":\"fix the tests\",\"mode\":\"plan\"}' |
+		xg-prompt-compile | jq -r 'select(.type == \"pack\") | .sections[].name'"
+	assert_output "$(jq -r '.[]' <<<"$STABLE")"$'\nplan'
+	cd "$BATS_TEST_TMPDIR"
+	cp -RL "$XG_SHARE_DIR/prompts" mine
+	printf '\nKeep replies short.\n' >> mine/role.md
+	v=$(xg-prompt-compile save terse mine --note 'shorter role' | jq -r .version)
+	run xg-prompt-compile select 20261130-105624-3f9a1c2b "terse@$v"
+	assert_success
+	run xg-prompt-compile versions terse
+	assert_equal "$(jq -r .version <<<"$output")" "$v"
+}
