@@ -323,7 +323,8 @@ static void walk_untracked_dir(struct snap *s, struct xg_scan_dir *d)
 		ls[nls++].type = t;
 	}
 	closedir(dp);
-	qsort(ls, nls, sizeof(*ls), xg_scan_name_cmp);
+	if (nls)
+		qsort(ls, nls, sizeof(*ls), xg_scan_name_cmp);
 	for (i = 0; i < nls; i++) {
 		consider(s, d, ls[i].name, ls[i].type);
 		free(ls[i].name);
@@ -600,7 +601,8 @@ static struct fent *merge_entries(struct snap *s, size_t *nr)
 	struct fent *f = xg_malloc((s->ix.nr + s->nu + 1) * sizeof(*f));
 	size_t i = 0, k = 0, n = 0;
 
-	qsort(s->u, s->nu, sizeof(*s->u), cmp_ufile);
+	if (s->nu)
+		qsort(s->u, s->nu, sizeof(*s->u), cmp_ufile);
 	while (i < s->ix.nr || k < s->nu) {
 		const struct xg_snapshot_entry *e = i < s->ix.nr ? &s->ix.entries[i] : NULL;
 		unsigned char st = e ? s->sc.state[i] : 0;

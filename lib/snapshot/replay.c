@@ -94,14 +94,18 @@ static int resolve(git_repository *repo, const char *rev, git_oid *out)
 static int copy_refs(struct replay *r)
 {
 	static const char *const globs[] = { "refs/heads/*", "refs/tags/*" };
-	git_remote *remote = NULL;
+	git_config *cfg = NULL;
 	const char *url = r->srcwork ? r->srcwork : git_repository_path(r->src);
 	char *u = xg_strndup(url, strlen(url) - (url[strlen(url) - 1] == '/'));
 	int i, rc = 0;
 
-	if (git_remote_create(&remote, r->dst, "origin", u) < 0)
+	/* Set as plain keys: git_remote_create goes through a regex-based
+	 * multivar write that leaks in libgit2 1.5. */
+	if (git_repository_config(&cfg, r->dst) < 0 ||
+	    git_config_set_string(cfg, "remote.origin.url", u) < 0 ||
+	    git_config_set_string(cfg, "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*") < 0)
 		rc = lg_error("cannot add the remote 'origin'");
-	git_remote_free(remote);
+	git_config_free(cfg);
 	free(u);
 	for (i = 0; !rc && i < 2; i++) {
 		git_reference_iterator *it = NULL;

@@ -247,7 +247,8 @@ static void scan_dir(struct xg_scan *sc, struct xg_scan_dir *d)
 		ls[nls++].type = de->d_type;
 	}
 	fd = dirfd(dp);
-	qsort(ls, nls, sizeof(*ls), xg_scan_name_cmp);
+	if (nls)
+		qsort(ls, nls, sizeof(*ls), xg_scan_name_cmp);
 	/* Both lists are in byte order: walk them side by side. */
 	for (i = 0, k = 0; i < d->nfiles || k < nls;) {
 		const struct xg_snapshot_entry *e = i < d->nfiles ? &sc->ix->entries[d->files[i]] : NULL;
@@ -385,6 +386,11 @@ int xg_scan_run(struct xg_scan *sc, int threads)
 	pthread_t tid[8];
 	int i, started = 0;
 
+	if (threads <= 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		threads = n < 1 ? 1 : n > 4 ? 4 : (int)n;
+	}
 	if (threads > 8)
 		threads = 8;
 	/* Small trees are not worth a thread. */
