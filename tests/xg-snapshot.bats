@@ -481,3 +481,124 @@ field() {
 	run_split xg-snapshot stray < /dev/null
 	assert_failure 2
 }
+
+@test "ignore patterns match as git's own do" {
+	make_repo
+	cat > .gitignore <<'PATTERNS'
+# a comment, then patterns of every kind
+\#hash
+trailing-space\ 
+trailing-tab	
+**/deep-any
+a/**/b.txt
+logs/**
+[a-c]x.dat
+[!a-c]y.dat
+x[[:digit:]]
+*.o
+!keep.o
+only-dir/
+/anchored
+nested/inner
+q?z
+PATTERNS
+	mkdir -p s/t a/m/n logs/old only-dir nested sub/nested
+	for f in '#hash' 'trailing-space ' 'trailing-tab	' s/t/deep-any a/b.txt a/m/n/b.txt \
+		logs/old/l ax.dat dx.dat ay.dat dy.dat x1 xa f.o keep.o s/only-dir \
+		only-dir/f anchored s/anchored nested/inner sub/nested/inner qiz qz plain; do
+		printf 'x\n' > "$f"
+	done
+	mkdir -p build/keep && printf 'k\n' > build/keep/tracked.o
+	git add -f build/keep/tracked.o && git commit -qm forced
+	printf 'b/\n' >> .gitignore
+	mkdir -p b && printf 'u\n' > b/u
+	printf 'n\n' > build/keep/neighbour.o
+	printf 'n\n' > build/keep/neighbour.c
+	snap
+	assert_success
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	git ls-tree -r --name-only "$(field .commit)" > "$BATS_TEST_TMPDIR/names"
+	grep -qx 'build/keep/neighbour.c' "$BATS_TEST_TMPDIR/names"
+	! grep -qx 'build/keep/neighbour.o' "$BATS_TEST_TMPDIR/names"
+}
+
+@test "ignore rules from info/exclude and core.excludesFile apply" {
+	make_repo
+	printf 'excluded-here\n' > .git/info/exclude
+	mkdir -p "$XDG_CONFIG_HOME/git"
+	printf 'global-*\n' > "$XDG_CONFIG_HOME/git/ignore"
+	printf 'x\n' > excluded-here
+	printf 'x\n' > global-one
+	printf 'x\n' > kept
+	snap
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	assert_equal "$(field .untracked)" 1
+	printf 'other-*\n' > "$BATS_TEST_TMPDIR/ignore"
+	git config core.excludesFile "$BATS_TEST_TMPDIR/ignore"
+	printf 'x\n' > other-one
+	snap
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	assert_equal "$(git ls-tree --name-only "$(field .commit)" | grep -c global-one)" 1
+}
+
+@test "an index of version 4 is read as well" {
+	make_repo
+	mkdir -p src/a/b && printf 'x\n' > src/a/b/c && git add -A && git commit -qm more
+	git update-index --index-version 4
+	printf 'edit\n' >> src/a/b/c
+	rm src/two.c
+	printf 'n\n' > src/new
+	snap
+	assert_success
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+}
+
+@test "a split index is not understood and says so" {
+	make_repo
+	git update-index --split-index
+	snap
+	assert_success
+	assert_equal "$(field .commit)" null
+	assert_equal "$(field .reason)" unreadable
+	assert_equal "$(field .error)" 'a split index is not supported'
+}
+
+@test "a linked worktree is snapshot with its own index and HEAD" {
+	make_repo
+	git worktree add -q "$BATS_TEST_TMPDIR/wt" -b side
+	cd "$BATS_TEST_TMPDIR/wt"
+	printf 'side edit\n' >> README
+	printf 'n\n' > only-here
+	snap
+	assert_success
+	assert_equal "$(field .repo)" "$BATS_TEST_TMPDIR/wt"
+	assert_equal "$(field .base)" "$(git rev-parse side)"
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+}
+
+@test "with core.autocrlf the stored content is converted as git converts it" {
+	make_repo
+	git config core.autocrlf input
+	printf 'one\r\ntwo\r\n' > crlf.txt
+	printf 'a\r\n' >> README
+	snap
+	assert_success
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	assert_equal "$(git cat-file -p "$(field .commit):crlf.txt" | od -c | grep -c '\\r')" 0
+}
+
+@test "the examples of the man page work" {
+	make_repo
+	printf 'x\n' > new
+	run bash -c 'xg-snapshot < /dev/null | jq -r .commit'
+	assert_success
+	assert_regex "$output" '^[0-9a-f]{40}$'
+	run bash -c "printf '%s\n' '{\"type\":\"request\",\"text\":\"fix it\"}' |
+		xg-snapshot --max-file-size 1M --timeout 500ms"
+	assert_success
+	assert_equal "$(jq -r .type <<<"$output" | tr '\n' ' ')" 'request snapshot '
+	run bash -c "xg-snapshot < /dev/null | xg-snapshot replay - '$BATS_TEST_TMPDIR/turn' &&
+		git -C '$BATS_TEST_TMPDIR/turn' status --short"
+	assert_success
+	assert_equal "$(tail -1 <<<"$output")" '?? new'
+}

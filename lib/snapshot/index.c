@@ -103,8 +103,9 @@ static int parse_entries(struct xg_snapshot_index *ix, const unsigned char **pp,
 			if (p > end)
 				return bad(err, errlen, "truncated entry");
 		}
+		/* Only a split index has entries without a path. */
 		if (!e->pathlen)
-			return bad(err, errlen, "empty path");
+			return bad(err, errlen, "a split index is not supported");
 		prev = e->path;
 		prevlen = e->pathlen;
 	}
@@ -186,6 +187,8 @@ static int parse_extensions(struct xg_snapshot_index *ix, const unsigned char *p
 				while (ix->ntrees)
 					free(ix->trees[--ix->ntrees].path);
 			}
+		} else if (!memcmp(p, "link", 4)) {
+			return bad(err, errlen, "a split index is not supported");
 		} else if (p[0] < 'A' || p[0] > 'Z') {
 			snprintf(err, errlen, "unsupported index extension '%.4s'",
 				 (const char *)p);
