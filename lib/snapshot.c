@@ -854,24 +854,15 @@ static jv finish(struct snap *s, jv rec, const char *reason)
 	return rec;
 }
 
-static const char *take(struct snap *s, jv *rec, git_config *cfg)
+/* Reads the index and the settings; a reason when that fails. */
+static const char *prepare(struct snap *s, git_config *cfg)
 {
-	git_oid head;
-	int has_head;
-	char *p;
-	struct fent *f;
-	size_t nf, pos = 0, i;
-	unsigned char tree[20], commit[20];
-	char hex[41];
-	git_oid id;
+	const char *common = git_repository_commondir(s->repo);
+	char *p = xg_path_join(git_repository_path(s->repo), "index");
+	int rc = xg_snapshot_index_read(&s->ix, p, s->err, sizeof(s->err));
 
-	has_head = !git_reference_name_to_id(&head, s->repo, "HEAD");
-	*rec = xg_json_set(*rec, "base", has_head ? jv_string(git_oid_tostr(hex, sizeof(hex), &head))
-						 : jv_null());
-	p = xg_path_join(git_repository_path(s->repo), "index");
-	i = xg_snapshot_index_read(&s->ix, p, s->err, sizeof(s->err)) < 0;
 	free(p);
-	if (i)
+	if (rc < 0)
 		return "unreadable";
 	s->rootfd = open(s->workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (s->rootfd < 0) {
@@ -886,45 +877,70 @@ static const char *take(struct snap *s, jv *rec, git_config *cfg)
 	xg_scan_init(&s->sc, &s->ix, s->rootfd);
 	s->sc.deadline = s->deadline;
 	read_config(s, cfg);
-	p = xg_asprintf("%sinfo/exclude", git_repository_commondir(s->repo));
+	p = xg_asprintf("%sinfo/exclude", common);
 	xg_snapshot_rules_load(&s->exclude, "", p);
 	free(p);
-	if (!access(p = xg_asprintf("%sinfo/attributes", git_repository_commondir(s->repo)), F_OK))
+	p = xg_asprintf("%sinfo/attributes", common);
+	if (!access(p, F_OK))
 		s->can_filter = 1;
 	free(p);
-	if (xg_scan_run(&s->sc, s->o->threads) < 0)
-		return "timeout";
-	/* A conflicted path has several stages: the first one stands for all. */
+	return NULL;
+}
+
+/* A conflicted path has several stages: the first one stands for all. */
+static void drop_stages(struct snap *s)
+{
+	size_t i;
+
 	for (i = 1; i < s->ix.nr; i++)
 		if (s->ix.entries[i].pathlen == s->ix.entries[i - 1].pathlen &&
 		    !memcmp(s->ix.entries[i].path, s->ix.entries[i - 1].path, s->ix.entries[i].pathlen))
 			s->sc.state[i] = XG_SCAN_DROP;
+}
+
+static const char *take(struct snap *s, jv *rec, git_config *cfg)
+{
+	unsigned char tree[20], commit[20];
+	const char *reason;
+	char hex[GIT_OID_HEXSZ + 1];
+	struct fent *f;
+	size_t nf, pos = 0;
+	git_oid head, id;
+	int has_head, rc;
+	char *p;
+
+	has_head = !git_reference_name_to_id(&head, s->repo, "HEAD");
+	*rec = xg_json_set(*rec, "base", has_head ? jv_string(git_oid_tostr(hex, sizeof(hex), &head))
+						 : jv_null());
+	if ((reason = prepare(s, cfg)))
+		return reason;
+	if (xg_scan_run(&s->sc, s->o->threads) < 0)
+		return "timeout";
+	drop_stages(s);
 	s->oids = xg_malloc(20 * (s->ix.nr ? s->ix.nr : 1));
 	s->modes = xg_malloc(sizeof(*s->modes) * (s->ix.nr ? s->ix.nr : 1));
 	cache_build(s);
 	walk_untracked(s);
 	if (timed_out(s))
 		return "timeout";
-	i = (size_t)hash_tracked(s);
-	if (i == 0)
-		i = (size_t)hash_untracked(s);
-	if (i)
-		return (int)i == -1 ? "timeout" : "error";
+	rc = hash_tracked(s);
+	if (!rc)
+		rc = hash_untracked(s);
+	if (rc)
+		return rc == -1 ? "timeout" : "error";
 	f = merge_entries(s, &nf);
 	s->files = nf;
-	i = build_tree(s, f, nf, &pos, "", 0, tree) < 0;
+	rc = build_tree(s, f, nf, &pos, "", 0, tree);
 	free(f);
-	if (i)
-		return "error";
-	if (make_commit(s, cfg, tree, has_head ? &head : NULL, commit) < 0)
+	if (rc < 0 || make_commit(s, cfg, tree, has_head ? &head : NULL, commit) < 0)
 		return "error";
 	/* The last moment to give up: from here the objects are written. */
 	if (timed_out(s))
 		return "timeout";
 	p = xg_asprintf("%sobjects", git_repository_commondir(s->repo));
-	i = xg_snapshot_pack_write(&s->pk, p, s->err, sizeof(s->err)) < 0;
+	rc = xg_snapshot_pack_write(&s->pk, p, s->err, sizeof(s->err));
 	free(p);
-	if (i)
+	if (rc < 0)
 		return "error";
 	memcpy(id.id, commit, 20);
 	*rec = xg_json_set(*rec, "commit", jv_string(git_oid_tostr(hex, sizeof(hex), &id)));
@@ -950,10 +966,7 @@ jv xg_snapshot_take(const struct xg_snapshot_opts *o)
 	git_libgit2_init();
 	rc = git_repository_open_ext(&s.repo, dir, 0, NULL);
 	if (rc < 0) {
-		char *abs = realpath(dir, NULL);
-
-		rec = xg_json_set(rec, "repo", abs ? jv_string(abs) : jv_null());
-		free(abs);
+		rec = xg_json_set(rec, "repo", jv_null());
 		if (rc == GIT_ENOTFOUND) {
 			reason = "not-a-repository";
 		} else {

@@ -269,6 +269,14 @@ static int open_tmp(struct out *w, char *tmpl)
 	return w->fd;
 }
 
+static int close_fd(struct out *w)
+{
+	int rc = close(w->fd);
+
+	w->fd = -1;
+	return rc;
+}
+
 static int write_loose(struct xg_snapshot_pack *pk, char *err, size_t errlen)
 {
 	size_t i;
@@ -331,7 +339,7 @@ int xg_snapshot_pack_write(struct xg_snapshot_pack *pk, const char *objdir,
 	xg_snapshot_sha1_final(&w->sha, sum);
 	out_add(w, sum, 20);
 	out_flush(w);
-	if (w->failed || fchmod(w->fd, 0444) < 0 || close(w->fd) < 0) {
+	if (w->failed || fchmod(w->fd, 0444) < 0 || close_fd(w) < 0) {
 		snprintf(err, errlen, "cannot write '%s': %s", tmp_pack,
 			 strerror(w->failed ? w->failed : errno));
 		goto out;
@@ -344,7 +352,7 @@ int xg_snapshot_pack_write(struct xg_snapshot_pack *pk, const char *objdir,
 		goto out;
 	}
 	if (write_idx(w, pk, crcs, offs, sum) < 0 || fchmod(w->fd, 0444) < 0 ||
-	    close(w->fd) < 0) {
+	    close_fd(w) < 0) {
 		snprintf(err, errlen, "cannot write '%s': %s", tmp_idx,
 			 strerror(w->failed ? w->failed : errno));
 		goto out;
@@ -369,6 +377,8 @@ int xg_snapshot_pack_write(struct xg_snapshot_pack *pk, const char *objdir,
 	tmp_idx = NULL;
 	rc = 0;
 out:
+	if (w->fd >= 0)
+		close(w->fd);
 	if (tmp_pack)
 		unlink(tmp_pack);
 	if (tmp_idx)
