@@ -213,29 +213,27 @@ static unsigned char type_at(int fd, const char *name)
 	return DT_FIFO;
 }
 
-static void scan_dir(struct xg_scan *sc, struct xg_scan_dir *d)
+/* Lists directory d, sorted; NULL (with d->gone or d->err) when it
+ * cannot be opened as a directory. */
+static DIR *list_dir(struct xg_scan *sc, struct xg_scan_dir *d, struct xg_scan_name **out,
+		     size_t *nout)
 {
 	struct xg_scan_name *ls = NULL;
-	size_t nls = 0, als = 0, i, k;
-	struct xg_buf sub = XG_BUF_INIT(0);
+	size_t nls = 0, als = 0;
 	struct dirent *de;
 	DIR *dp;
 	int fd;
 
 	fd = d->len ? openat(sc->rootfd, d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 		    : openat(sc->rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
+	if (fd < 0 || !(dp = fdopendir(fd))) {
 		if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
 			d->gone = 1;
 		else
 			d->err = errno;
-		return;
-	}
-	dp = fdopendir(fd);
-	if (!dp) {
-		d->err = errno;
-		close(fd);
-		return;
+		if (fd >= 0)
+			close(fd);
+		return NULL;
 	}
 	while ((de = readdir(dp))) {
 		const char *n = de->d_name;
@@ -246,85 +244,94 @@ static void scan_dir(struct xg_scan *sc, struct xg_scan_dir *d)
 		ls[nls].name = xg_strdup(n);
 		ls[nls++].type = de->d_type;
 	}
-	fd = dirfd(dp);
 	if (nls)
 		qsort(ls, nls, sizeof(*ls), xg_scan_name_cmp);
-	/* Both lists are in byte order: walk them side by side. */
+	*out = ls;
+	*nout = nls;
+	return dp;
+}
+
+/* A name in d that the index does not know as a file: a tracked
+ * directory, or a candidate for the untracked walk. */
+static void unknown_name(struct xg_scan *sc, struct xg_scan_dir *d, int fd,
+			 struct xg_scan_name *n, struct xg_buf *sub)
+{
+	struct xg_scan_dir *child;
+	unsigned char t = n->type;
+
+	if (!strcmp(n->name, ".git")) {	/* never content */
+		free(n->name);
+		return;
+	}
+	if (!strcmp(n->name, ".gitignore"))
+		d->has_gitignore = 1;
+	if (!strcmp(n->name, ".gitattributes"))
+		d->has_gitattributes = 1;
+	xg_buf_reset(sub);
+	if (d->len) {
+		xg_buf_add(sub, d->path, d->len);
+		xg_buf_addch(sub, '/');
+	}
+	xg_buf_addstr(sub, n->name);
+	child = xg_scan_lookup(sc, sub->buf, sub->len);
+	if (t == DT_UNKNOWN)
+		t = type_at(fd, n->name);
+	if (child) {
+		child->seen = t;
+		if (t == DT_DIR) {
+			free(n->name);
+			return;
+		}
+	}
+	add_name(d, n->name, t);
+}
+
+static int keep_as_is(const struct xg_snapshot_entry *e)
+{
+	return (e->xflags & XG_SNAPSHOT_SKIP_WORKTREE) || (e->flags & XG_SNAPSHOT_ASSUME_VALID);
+}
+
+static void scan_dir(struct xg_scan *sc, struct xg_scan_dir *d)
+{
+	struct xg_scan_name *ls = NULL;
+	struct xg_buf sub = XG_BUF_INIT(0);
+	size_t nls = 0, i, k, skip = d->len ? d->len + 1 : 0;
+	DIR *dp = list_dir(sc, d, &ls, &nls);
+	int fd;
+
+	if (!dp)
+		return;
+	fd = dirfd(dp);
+	/* The index's files here and the listing are both in byte order. */
 	for (i = 0, k = 0; i < d->nfiles || k < nls;) {
 		const struct xg_snapshot_entry *e = i < d->nfiles ? &sc->ix->entries[d->files[i]] : NULL;
-		const char *base = e ? e->path + (d->len ? d->len + 1 : 0) : NULL;
+		const char *base = e ? e->path + skip : NULL;
 		int c = !e ? 1 : k == nls ? -1 : strcmp(base, ls[k].name);
+		unsigned char st;
 
+		if (c > 0) {
+			unknown_name(sc, d, fd, &ls[k++], &sub);
+			continue;
+		}
+		if (!strcmp(base, ".gitignore"))
+			d->has_gitignore = 1;
+		if (!strcmp(base, ".gitattributes"))
+			d->has_gitattributes = 1;
 		if (c < 0) {	/* in the index, not in the directory */
-			sc->state[d->files[i]] =
-				(e->xflags & XG_SNAPSHOT_SKIP_WORKTREE) || (e->flags & XG_SNAPSHOT_ASSUME_VALID)
-				? XG_SCAN_KEEP : XG_SCAN_GONE;
-			i++;
+			sc->state[d->files[i++]] = keep_as_is(e) ? XG_SCAN_KEEP : XG_SCAN_GONE;
 			continue;
 		}
-		if (c == 0) {
-			unsigned char st;
-
-			if ((e->xflags & XG_SNAPSHOT_SKIP_WORKTREE) || (e->flags & XG_SNAPSHOT_ASSUME_VALID))
-				st = XG_SCAN_KEEP;
-			else
-				st = check_entry(sc, e, fd, base, ls[k].type);
-			sc->state[d->files[i]] = st;
-			/* A file that became a directory: its contents are untracked. */
-			if (st == XG_SCAN_GONE && type_at(fd, base) == DT_DIR) {
-				add_name(d, ls[k].name, DT_DIR);
-				ls[k].name = NULL;
-			}
-			i++;
-			/* Conflict stages repeat the path: the name serves them all. */
-			if (i < d->nfiles && !strcmp(sc->ix->entries[d->files[i]].path, e->path))
-				continue;
-			free(ls[k].name);
-			k++;
+		st = keep_as_is(e) ? XG_SCAN_KEEP : check_entry(sc, e, fd, base, ls[k].type);
+		sc->state[d->files[i++]] = st;
+		/* A file that became a directory: its contents are untracked. */
+		if (st == XG_SCAN_GONE && type_at(fd, base) == DT_DIR) {
+			add_name(d, ls[k].name, DT_DIR);
+			ls[k].name = NULL;
+		}
+		/* Conflict stages repeat the path: the name serves them all. */
+		if (i < d->nfiles && !strcmp(sc->ix->entries[d->files[i]].path, e->path))
 			continue;
-		}
-		/* In the directory, not in the index. */
-		if (!strcmp(ls[k].name, ".git")) {
-			free(ls[k].name);
-			k++;
-			continue;
-		}
-		if (!strcmp(ls[k].name, ".gitignore"))
-			d->has_gitignore = 1;
-		if (!strcmp(ls[k].name, ".gitattributes"))
-			d->has_gitattributes = 1;
-		{
-			struct xg_scan_dir *child;
-			unsigned char t = ls[k].type;
-
-			xg_buf_reset(&sub);
-			if (d->len) {
-				xg_buf_add(&sub, d->path, d->len);
-				xg_buf_addch(&sub, '/');
-			}
-			xg_buf_addstr(&sub, ls[k].name);
-			child = xg_scan_lookup(sc, sub.buf, sub.len);
-			if (t == DT_UNKNOWN)
-				t = type_at(fd, ls[k].name);
-			if (child) {
-				child->seen = t;
-				if (t == DT_DIR) {
-					free(ls[k].name);
-					k++;
-					continue;
-				}
-			}
-			add_name(d, ls[k].name, t);
-		}
-		k++;
-	}
-	for (i = 0; i < d->nfiles; i++) {
-		const struct xg_snapshot_entry *e = &sc->ix->entries[d->files[i]];
-
-		if (!strcmp(e->path + (d->len ? d->len + 1 : 0), ".gitignore"))
-			d->has_gitignore = 1;
-		if (!strcmp(e->path + (d->len ? d->len + 1 : 0), ".gitattributes"))
-			d->has_gitattributes = 1;
+		free(ls[k++].name);
 	}
 	free(ls);
 	xg_buf_release(&sub);
