@@ -92,7 +92,7 @@ int xg_snapshot_pack_add(struct xg_snapshot_pack *pk, git_object_t type, char *d
 struct out {
 	int fd;
 	struct xg_snapshot_sha1 sha;
-	uint32_t crc, crctab[256];
+	uint32_t crc, crctab[8][256];	/* slicing-by-8 */
 	unsigned char buf[1 << 16];
 	size_t used;
 	uint64_t off;
@@ -117,14 +117,29 @@ static void out_flush(struct out *w)
 	w->used = 0;
 }
 
+/* CRC-32 (the zlib polynomial) eight bytes at a time. */
+static uint32_t crc_update(uint32_t (*t)[256], uint32_t crc, const unsigned char *p, size_t n)
+{
+	while (n >= 8) {
+		uint32_t a = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 |
+				    (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+
+		crc = t[7][a & 0xff] ^ t[6][(a >> 8) & 0xff] ^ t[5][(a >> 16) & 0xff] ^
+		      t[4][a >> 24] ^ t[3][p[4]] ^ t[2][p[5]] ^ t[1][p[6]] ^ t[0][p[7]];
+		p += 8;
+		n -= 8;
+	}
+	while (n--)
+		crc = t[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return crc;
+}
+
 static void out_add(struct out *w, const void *data, size_t n)
 {
 	const unsigned char *p = data;
-	size_t i;
 
 	xg_snapshot_sha1_update(&w->sha, p, n);
-	for (i = 0; i < n; i++)
-		w->crc = w->crctab[(w->crc ^ p[i]) & 0xff] ^ (w->crc >> 8);
+	w->crc = crc_update(w->crctab, w->crc, p, n);
 	w->off += n;
 	while (n) {
 		size_t take = sizeof(w->buf) - w->used < n ? sizeof(w->buf) - w->used : n;
@@ -261,8 +276,12 @@ static int open_tmp(struct out *w, char *tmpl)
 	for (c = 0; c < 256; c++) {
 		for (k = c, i = 0; i < 8; i++)
 			k = k & 1 ? 0xEDB88320u ^ (k >> 1) : k >> 1;
-		w->crctab[c] = k;
+		w->crctab[0][c] = k;
 	}
+	for (c = 0; c < 256; c++)
+		for (i = 1; i < 8; i++)
+			w->crctab[i][c] = w->crctab[0][w->crctab[i - 1][c] & 0xff] ^
+					  (w->crctab[i - 1][c] >> 8);
 	xg_snapshot_sha1_init(&w->sha);
 	w->used = 0;
 	w->fd = mkstemp(tmpl);
