@@ -602,3 +602,28 @@ PATTERNS
 	assert_success
 	assert_equal "$(tail -1 <<<"$output")" '?? new'
 }
+
+@test "files that became directories, and directories that became files or links" {
+	make_repo
+	mkdir -p keep/inner && printf 'k\n' > keep/inner/k && git add -A && git commit -qm more
+	rm README && mkdir README && printf 'now a dir\n' > README/inside
+	rm -r docs && printf 'now a file\n' > docs
+	rm -r keep/inner && ln -s ../src keep/inner
+	snap
+	assert_success
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	assert_equal "$(git ls-tree "$(field .commit)" keep/inner | cut -c1-6)" 120000
+}
+
+@test "a fifo where a tracked file was is left out and said so; untracked ones are ignored" {
+	make_repo
+	rm README && mkfifo README
+	mkfifo untracked-fifo
+	snap
+	assert_success
+	assert_equal "$(field '.skipped | map(.path + ":" + .reason) | join(",")')" README:special-file
+	run git cat-file -e "$(field .commit):README"
+	assert_failure
+	run git cat-file -e "$(field .commit):untracked-fifo"
+	assert_failure
+}
