@@ -16,9 +16,9 @@ enum { OPT_DIR = 1, OPT_STRICT, OPT_TIMEOUT, OPT_MAX_FILE, OPT_MAX_TOTAL, OPT_MA
        OPT_BASE };
 
 static const struct xg_option options[] = {
-	{ OPT_DIR, 'C', NULL, "dir", "run as if started in dir" },
+	{ OPT_DIR, 'C', NULL, "dir", "look for the repository from dir" },
 	{ OPT_BASE, 0, "base", "rev", "replay: HEAD and index at rev (default: the snapshot's parent)" },
-	{ OPT_MAX_FILE, 0, "max-file-size", "size", "leave out untracked files larger (default 5M)" },
+	{ OPT_MAX_FILE, 0, "max-file-size", "size", "leave out untracked files larger than size (default 5M)" },
 	{ OPT_MAX_FILES, 0, "max-files", "n", "include at most n untracked files (default 10000)" },
 	{ OPT_MAX_TOTAL, 0, "max-total-size", "size", "include at most size bytes of untracked files (default 100M)" },
 	{ OPT_STRICT, 0, "strict", NULL, "exit 1 when no snapshot could be taken" },
