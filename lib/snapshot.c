@@ -197,6 +197,11 @@ static void add_untracked(struct snap *s, const char *path, size_t len, unsigned
 	unsigned char oid[20];
 	uint64_t size = 0;
 
+	/* Past the count nothing else needs looking at. */
+	if (s->ucount >= s->o->max_files) {
+		skip(s, path, len, "max-files");
+		return;
+	}
 	if (type == DT_DIR) {	/* a nested repository: a gitlink to its HEAD */
 		int r = nested_repository(s, path, oid);
 
@@ -212,10 +217,6 @@ static void add_untracked(struct snap *s, const char *path, size_t len, unsigned
 		if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
 			return;	/* fifos and sockets are not files git adds */
 		size = (uint64_t)st.st_size;
-	}
-	if (s->ucount >= s->o->max_files) {
-		skip(s, path, len, "max-files");
-		return;
 	}
 	if (type != DT_DIR && size > s->o->max_file_size) {
 		skip(s, path, len, "max-file-size");
