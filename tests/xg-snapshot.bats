@@ -627,3 +627,14 @@ PATTERNS
 	run git cat-file -e "$(field .commit):untracked-fifo"
 	assert_failure
 }
+
+@test "thousands of untracked files past the limit still make a valid pack" {
+	make_repo
+	mkdir many
+	(cd many && seq 1 4000 | split -l 1 -a 4 - f)
+	snap --max-files 3000
+	assert_success
+	assert_equal "$(field .untracked) $(field .skipped_total) $(field '.skipped | length')" '3000 1000 1000'
+	git fsck --no-dangling --strict
+	assert_equal "$(git ls-tree -r --name-only "$(field .commit)" many | wc -l)" 3000
+}

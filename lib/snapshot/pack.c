@@ -272,7 +272,9 @@ static int open_tmp(struct out *w, char *tmpl)
 	uint32_t c, k;
 	int i;
 
-	memset(w, 0, offsetof(struct out, buf));
+	w->crc = 0;
+	w->off = 0;
+	w->failed = 0;
 	for (c = 0; c < 256; c++) {
 		for (k = c, i = 0; i < 8; i++)
 			k = k & 1 ? 0xEDB88320u ^ (k >> 1) : k >> 1;
