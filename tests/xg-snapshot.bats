@@ -634,6 +634,7 @@ PATTERNS
 	(cd many && seq 1 4000 | split -l 1 -a 4 - f)
 	snap --max-files 3000
 	assert_success
+	assert_regex "$(field .commit)" '^[0-9a-f]{40}$'
 	assert_equal "$(field .untracked) $(field .skipped_total) $(field '.skipped | length')" '3000 1000 1000'
 	git fsck --no-dangling --strict
 	assert_equal "$(git ls-tree -r --name-only "$(field .commit)" many | wc -l)" 3000
