@@ -204,59 +204,81 @@ static int ignored_by(struct replay *r, size_t depth, const char *path, int is_d
 
 /* Walks directory rel ("" for the top) copying the files that git ignores
  * and .worktreeinclude names. */
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names in dir, sorted, without . and .. and .git; NULL-terminated. */
+static char **sorted_names(const char *dir)
+{
+	char **names = NULL;
+	size_t n = 0, alloc = 0;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	while (d && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    !strcmp(de->d_name, ".git"))
+			continue;
+		XG_ALLOC_GROW(names, n + 2, alloc);
+		names[n++] = xg_strdup(de->d_name);
+	}
+	if (d)
+		closedir(d);
+	XG_ALLOC_GROW(names, n + 1, alloc);
+	names[n] = NULL;
+	qsort(names, n, sizeof(*names), cmp_str);
+	return names;
+}
+
+/* Walks directory rel ("" for the top) copying the files that git ignores
+ * and .worktreeinclude names, in byte order. */
 static int walk_includes(struct replay *r, const char *rel, size_t depth, int ignored_dir,
 			 int included_dir)
 {
 	char *dir = xg_asprintf("%s%s", r->srcwork, rel);
+	char *gi = xg_asprintf("%s/.gitignore", dir);
 	struct xg_snapshot_rules rules = { 0 };
-	struct dirent *de;
-	DIR *d;
+	char **names = sorted_names(dir), **n;
 	int rc = 0;
 
+	xg_snapshot_rules_load(&rules, rel, gi);
 	XG_ALLOC_GROW(r->chain, depth + 1, r->chain_alloc);
-	{
-		char *gi = xg_asprintf("%s/.gitignore", dir);
-
-		xg_snapshot_rules_load(&rules, rel, gi);
-		free(gi);
-	}
 	r->chain[depth] = &rules;
-	d = opendir(dir);
-	while (d && !rc && (de = readdir(d))) {
-		const char *n = de->d_name;
-		char *path;
+	for (n = names; *n && !rc; n++) {
+		char *path = *rel ? xg_asprintf("%s/%s", rel, *n) : xg_strdup(*n);
+		char *full = xg_asprintf("%s/%s", dir, *n);
 		struct stat st;
-		int ig, inc, m;
+		int ig, inc;
 
-		if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, ".git"))
-			continue;
-		path = *rel ? xg_asprintf("%s/%s", rel, n) : xg_strdup(n);
-		if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			free(path);
-			continue;
-		}
-		if (S_ISDIR(st.st_mode)) {
-			char *dotgit = xg_asprintf("%s/%s/.git", dir, n);
+		if (lstat(full, &st) < 0) {
+			/* gone meanwhile */
+		} else if (S_ISDIR(st.st_mode)) {
+			char *dotgit = xg_asprintf("%s/.git", full);
 
 			if (access(dotgit, F_OK)) {	/* not a nested repository */
 				ig = ignored_dir || ignored_by(r, depth + 1, path, 1) == 1;
-				m = xg_snapshot_rules_match(&r->include, path, strlen(path), 1);
-				inc = included_dir || m == 1;
+				inc = included_dir ||
+				      xg_snapshot_rules_match(&r->include, path, strlen(path), 1) == 1;
 				rc = walk_includes(r, path, depth + 1, ig, inc);
 			}
 			free(dotgit);
 		} else if ((S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && !is_tracked(r, path)) {
 			ig = ignored_dir || ignored_by(r, depth + 1, path, 0) == 1;
-			m = xg_snapshot_rules_match(&r->include, path, strlen(path), 0);
-			inc = included_dir || m == 1;
+			inc = included_dir ||
+			      xg_snapshot_rules_match(&r->include, path, strlen(path), 0) == 1;
 			if (ig && inc)
 				rc = copy_file(r, path, &st);
 		}
+		free(full);
 		free(path);
 	}
-	if (d)
-		closedir(d);
+	for (n = names; *n; n++)
+		free(*n);
+	free(names);
 	xg_snapshot_rules_release(&rules);
+	free(gi);
 	free(dir);
 	return rc;
 }
