@@ -351,6 +351,76 @@ static void walk_untracked(struct snap *s)
 
 /* ---- reading and hashing ---- */
 
+static int read_link(struct snap *s, const char *path, size_t size, struct xg_buf *b)
+{
+	size_t cap = size + 1;
+
+	for (;;) {
+		ssize_t n;
+
+		xg_buf_grow(b, cap);
+		n = readlinkat(s->rootfd, path, b->buf, b->alloc);
+		if (n < 0)
+			return -1;
+		if ((size_t)n < b->alloc) {
+			b->len = (size_t)n;
+			b->buf[n] = '\0';
+			return 0;
+		}
+		cap = b->alloc * 2;
+	}
+}
+
+/* 0, or -1 with errno (ETIMEDOUT when the time ran out meanwhile). */
+static int read_file(struct snap *s, const char *path, size_t size, struct xg_buf *b)
+{
+	int fd = openat(s->rootfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	xg_buf_grow(b, size + 1);
+	for (;;) {
+		ssize_t n;
+
+		if (xg_buf_grow(b, 1 << 16) < 0)
+			break;
+		n = read(fd, b->buf + b->len, b->alloc - b->len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(fd);
+			return n < 0 ? -1 : 0;
+		}
+		b->len += (size_t)n;
+		b->buf[b->len] = '\0';
+		/* A big file is read in pieces, each a chance to give up. */
+		if (b->len > (8u << 20) && timed_out(s)) {
+			close(fd);
+			errno = ETIMEDOUT;
+			return -1;
+		}
+	}
+	close(fd);
+	return 0;
+}
+
+/* The clean filters (core.autocrlf, text, eol, ident) as git add runs them. */
+static void clean_filters(struct snap *s, const char *path, struct xg_buf *b)
+{
+	git_filter_list *fl = NULL;
+	git_buf out = { 0 };
+
+	if (git_filter_list_load(&fl, s->repo, NULL, path, GIT_FILTER_TO_ODB,
+				 GIT_FILTER_DEFAULT) < 0 || !fl)
+		return;
+	if (!git_filter_list_apply_to_buffer(&out, fl, b->buf, b->len)) {
+		xg_buf_reset(b);
+		xg_buf_add(b, out.ptr, out.size);
+	}
+	git_buf_dispose(&out);
+	git_filter_list_free(fl);
+}
+
 /* Reads path's content as git would store it: a symlink's target, a file's
  * bytes through the clean filters when attributes or core.autocrlf may ask
  * for them.  1 done, 0 gone or not a file any more, -1 unreadable. */
@@ -359,80 +429,27 @@ static int read_blob(struct snap *s, const char *path, char **data, size_t *len,
 {
 	struct xg_buf b = XG_BUF_INIT(0);
 	struct stat st;
-	int fd;
 
 	if (fstatat(s->rootfd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
 	if (S_ISLNK(st.st_mode)) {
-		size_t cap = (size_t)st.st_size + 1;
-		ssize_t n;
-
-		for (;;) {
-			xg_buf_grow(&b, cap);
-			n = readlinkat(s->rootfd, path, b.buf, b.alloc);
-			if (n < 0) {
-				xg_buf_release(&b);
-				return -1;
-			}
-			if ((size_t)n < b.alloc)
-				break;
-			cap = b.alloc * 2;
-		}
-		b.len = (size_t)n;
-		b.buf[b.len] = '\0';
 		*mode = 0120000;
-		*data = xg_buf_detach(&b, len);
-		return 1;
-	}
-	if (!S_ISREG(st.st_mode))
+		if (read_link(s, path, (size_t)st.st_size, &b) < 0)
+			goto fail;
+	} else if (S_ISREG(st.st_mode)) {
+		*mode = (st.st_mode & 0100) ? 0100755 : 0100644;
+		if (read_file(s, path, (size_t)st.st_size, &b) < 0)
+			goto fail;
+		if (s->can_filter)
+			clean_filters(s, path, &b);
+	} else {
 		return 0;
-	fd = openat(s->rootfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -1;
-	xg_buf_grow(&b, (size_t)st.st_size + 1);
-	for (;;) {
-		ssize_t n;
-
-		if (xg_buf_grow(&b, 1 << 16) < 0)
-			break;
-		n = read(fd, b.buf + b.len, b.alloc - b.len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			close(fd);
-			xg_buf_release(&b);
-			return -1;
-		}
-		if (!n)
-			break;
-		b.len += (size_t)n;
-		b.buf[b.len] = '\0';
-		/* A big file is read in pieces, each a chance to give up. */
-		if (b.len > (8u << 20) && timed_out(s)) {
-			close(fd);
-			xg_buf_release(&b);
-			return -1;
-		}
-	}
-	close(fd);
-	*mode = (st.st_mode & 0100) ? 0100755 : 0100644;
-	if (s->can_filter) {
-		git_filter_list *fl = NULL;
-
-		if (!git_filter_list_load(&fl, s->repo, NULL, path, GIT_FILTER_TO_ODB,
-					  GIT_FILTER_DEFAULT) && fl) {
-			git_buf out = { 0 };
-
-			if (!git_filter_list_apply_to_buffer(&out, fl, b.buf, b.len)) {
-				xg_buf_reset(&b);
-				xg_buf_add(&b, out.ptr, out.size);
-			}
-			git_buf_dispose(&out);
-			git_filter_list_free(fl);
-		}
 	}
 	*data = xg_buf_detach(&b, len);
 	return 1;
+fail:
+	xg_buf_release(&b);
+	return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
 }
 
 static void invalidate(struct snap *s, const char *path, size_t len);

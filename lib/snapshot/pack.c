@@ -315,17 +315,69 @@ static int write_loose(struct xg_snapshot_pack *pk, char *err, size_t errlen)
 	return 0;
 }
 
+/* Writes a temporary file from tmpl (a mkstemp template, replaced by the
+ * name made) with what fill writes; read-only when done. */
+static int write_tmp(struct out *w, char *tmpl, char *err, size_t errlen,
+		     int (*fill)(struct out *, void *), void *arg)
+{
+	if (open_tmp(w, tmpl) < 0) {
+		snprintf(err, errlen, "cannot create '%s': %s", tmpl, strerror(errno));
+		return -1;
+	}
+	if (fill(w, arg) < 0 || fchmod(w->fd, 0444) < 0 || close_fd(w) < 0) {
+		snprintf(err, errlen, "cannot write '%s': %s", tmpl,
+			 strerror(w->failed ? w->failed : errno));
+		if (w->fd >= 0)
+			close_fd(w);
+		unlink(tmpl);
+		return -1;
+	}
+	return 0;
+}
+
+struct pack_job {
+	struct xg_snapshot_pack *pk;
+	uint32_t *crcs;
+	uint64_t *offs;
+	unsigned char sum[20];
+};
+
+static int fill_pack(struct out *w, void *arg)
+{
+	struct pack_job *j = arg;
+	unsigned char hdr[12];
+	size_t i;
+
+	memcpy(hdr, "PACK", 4);
+	put32(hdr + 4, 2);
+	put32(hdr + 8, (uint32_t)j->pk->nr);
+	out_add(w, hdr, 12);
+	for (i = 0; i < j->pk->nr; i++) {
+		j->offs[i] = w->off;
+		w->crc = 0xFFFFFFFFu;
+		write_object(w, &j->pk->objs[i]);
+		j->crcs[i] = w->crc ^ 0xFFFFFFFFu;
+	}
+	xg_snapshot_sha1_final(&w->sha, j->sum);
+	out_add(w, j->sum, 20);
+	out_flush(w);
+	return w->failed ? -1 : 0;
+}
+
+static int fill_idx(struct out *w, void *arg)
+{
+	struct pack_job *j = arg;
+
+	return write_idx(w, j->pk, j->crcs, j->offs, j->sum);
+}
+
 int xg_snapshot_pack_write(struct xg_snapshot_pack *pk, const char *objdir,
 			   char *err, size_t errlen)
 {
+	struct pack_job j = { pk, NULL, NULL, { 0 } };
+	char *dir, *tmp_pack, *tmp_idx, *name = NULL, hex[41];
 	struct out *w;
-	char *dir, *tmp_pack = NULL, *tmp_idx = NULL, *name = NULL;
-	unsigned char hdr[12], sum[20];
-	uint32_t *crcs;
-	uint64_t *offs;
-	char hex[41];
-	size_t i;
-	int rc = -1;
+	int i, rc = -1;
 
 	if (!pk->nr)
 		return 0;
@@ -338,77 +390,40 @@ int xg_snapshot_pack_write(struct xg_snapshot_pack *pk, const char *objdir,
 		return -1;
 	}
 	w = xg_malloc(sizeof(*w));
-	crcs = xg_malloc(pk->nr * sizeof(*crcs));
-	offs = xg_malloc(pk->nr * sizeof(*offs));
+	j.crcs = xg_malloc(pk->nr * sizeof(*j.crcs));
+	j.offs = xg_malloc(pk->nr * sizeof(*j.offs));
 	tmp_pack = xg_asprintf("%s/tmp_pack_XXXXXX", dir);
-	if (open_tmp(w, tmp_pack) < 0) {
-		snprintf(err, errlen, "cannot create '%s': %s", tmp_pack, strerror(errno));
-		free(tmp_pack);
-		tmp_pack = NULL;
-		goto out;
-	}
-	memcpy(hdr, "PACK", 4);
-	put32(hdr + 4, 2);
-	put32(hdr + 8, (uint32_t)pk->nr);
-	out_add(w, hdr, 12);
-	for (i = 0; i < pk->nr; i++) {
-		offs[i] = w->off;
-		w->crc = 0xFFFFFFFFu;
-		write_object(w, &pk->objs[i]);
-		crcs[i] = w->crc ^ 0xFFFFFFFFu;
-	}
-	xg_snapshot_sha1_final(&w->sha, sum);
-	out_add(w, sum, 20);
-	out_flush(w);
-	if (w->failed || fchmod(w->fd, 0444) < 0 || close_fd(w) < 0) {
-		snprintf(err, errlen, "cannot write '%s': %s", tmp_pack,
-			 strerror(w->failed ? w->failed : errno));
-		goto out;
-	}
 	tmp_idx = xg_asprintf("%s/tmp_idx_XXXXXX", dir);
-	if (open_tmp(w, tmp_idx) < 0) {
-		snprintf(err, errlen, "cannot create '%s': %s", tmp_idx, strerror(errno));
-		free(tmp_idx);
-		tmp_idx = NULL;
+	if (write_tmp(w, tmp_pack, err, errlen, fill_pack, &j) < 0)
 		goto out;
-	}
-	if (write_idx(w, pk, crcs, offs, sum) < 0 || fchmod(w->fd, 0444) < 0 ||
-	    close_fd(w) < 0) {
-		snprintf(err, errlen, "cannot write '%s': %s", tmp_idx,
-			 strerror(w->failed ? w->failed : errno));
+	if (write_tmp(w, tmp_idx, err, errlen, fill_idx, &j) < 0) {
+		unlink(tmp_pack);
 		goto out;
 	}
 	for (i = 0; i < 20; i++)
-		snprintf(hex + 2 * i, 3, "%02x", sum[i]);
+		snprintf(hex + 2 * i, 3, "%02x", j.sum[i]);
 	/* The pack before its index: readers find packs by their index. */
 	name = xg_asprintf("%s/pack-%s.pack", dir, hex);
 	if (rename(tmp_pack, name) < 0) {
 		snprintf(err, errlen, "cannot rename to '%s': %s", name, strerror(errno));
+		unlink(tmp_pack);
+		unlink(tmp_idx);
 		goto out;
 	}
-	free(tmp_pack);
-	tmp_pack = NULL;
 	free(name);
 	name = xg_asprintf("%s/pack-%s.idx", dir, hex);
 	if (rename(tmp_idx, name) < 0) {
 		snprintf(err, errlen, "cannot rename to '%s': %s", name, strerror(errno));
+		unlink(tmp_idx);
 		goto out;
 	}
-	free(tmp_idx);
-	tmp_idx = NULL;
 	rc = 0;
 out:
-	if (w->fd >= 0)
-		close(w->fd);
-	if (tmp_pack)
-		unlink(tmp_pack);
-	if (tmp_idx)
-		unlink(tmp_idx);
+	free(name);
 	free(tmp_pack);
 	free(tmp_idx);
-	free(name);
-	free(crcs);
-	free(offs);
+	free(j.crcs);
+	free(j.offs);
 	free(w);
 	free(dir);
 	return rc;
