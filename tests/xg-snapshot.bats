@@ -639,3 +639,31 @@ PATTERNS
 	git fsck --no-dangling --strict
 	assert_equal "$(git ls-tree -r --name-only "$(field .commit)" many | wc -l)" 3000
 }
+
+@test "names that sort around directory boundaries land where git puts them" {
+	make_repo
+	mkdir -p a a-b ab a.d/e
+	for f in a/x a.c a-b/y ab/z a.d/e/f 'a b' a0; do printf '%s\n' "$f" > "$f"; done
+	git add -A && git commit -qm names
+	for f in a/new a.b a-a a/x.y ab/a 'a/ ' a.d/e0 a.d/e/g; do printf 'n\n' > "$f"; done
+	rm a.c
+	printf 'changed\n' > a-b/y
+	snap
+	assert_success
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+}
+
+@test "an empty repository gives the empty tree; a detached HEAD is the parent" {
+	git init -q "$repo"
+	cd "$repo"
+	snap
+	assert_success
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" 4b825dc642cb6eb9a060e54bf8d69288fbee4904
+	printf 'x\n' > x && git -c user.name=a -c user.email=a@a add x &&
+		git -c user.name=a -c user.email=a@a commit -qm x
+	git checkout -q --detach
+	printf 'y\n' >> x
+	snap
+	assert_equal "$(field .base)" "$(git rev-parse HEAD)"
+	assert_equal "$(git rev-parse "$(field .commit)^")" "$(git rev-parse HEAD)"
+}
