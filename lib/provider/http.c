@@ -1,0 +1,386 @@
+#include "xg.h"
+#include <strings.h>
+#include <curl/curl.h>
+#include "provider/http.h"
+
+void xg_http_response_init(struct xg_http_response *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->retry_after_ms = -1;
+	r->reset_ms = -1;
+	xg_buf_init(&r->body, XG_HTTP_MAX_ERROR_BODY);
+}
+
+void xg_http_response_release(struct xg_http_response *r)
+{
+	xg_buf_release(&r->body);
+}
+
+void xg_http_redact(const char *s, size_t n, const char *secret, struct xg_buf *out)
+{
+	size_t k = secret ? strlen(secret) : 0;
+	const char *end = s + n, *hit;
+
+	if (!k) {
+		xg_buf_add(out, s, n);
+		return;
+	}
+	while (s < end && (hit = memmem(s, (size_t)(end - s), secret, k))) {
+		xg_buf_add(out, s, (size_t)(hit - s));
+		xg_buf_addstr(out, "<redacted>");
+		s = hit + k;
+	}
+	xg_buf_add(out, s, (size_t)(end - s));
+}
+
+int64_t xg_http_parse_retry_after(const char *v, int64_t now_ms)
+{
+	char *end;
+	double secs;
+	time_t t;
+
+	while (*v == ' ')
+		v++;
+	if (isdigit((unsigned char)*v)) {
+		secs = strtod(v, &end);
+		while (*end == ' ')
+			end++;
+		if (!*end && secs >= 0 && secs < 1e9)
+			return (int64_t)(secs * 1000);
+	}
+	t = curl_getdate(v, NULL);
+	if (t == (time_t)-1)
+		return -1;
+	return (int64_t)t * 1000 > now_ms ? (int64_t)t * 1000 - now_ms : 0;
+}
+
+int64_t xg_http_parse_reset(const char *v, int64_t now_ms)
+{
+	double total = 0, n;
+	char *end;
+	int64_t when;
+	int parts = 0;
+
+	while (*v == ' ')
+		v++;
+	if (!xg_clock_parse_rfc3339(v, &when))
+		return when > now_ms ? when - now_ms : 0;
+	/* Durations as OpenAI writes them: "644ms", "6s", "1m30s", "2h". */
+	while (*v) {
+		if (!isdigit((unsigned char)*v) && *v != '.')
+			return -1;
+		n = strtod(v, &end);
+		v = end;
+		if (!strncmp(v, "ms", 2)) {
+			total += n;
+			v += 2;
+		} else if (*v == 's' || !*v) {
+			total += n * 1000;
+			v += *v ? 1 : 0;
+		} else if (*v == 'm') {
+			total += n * 60000;
+			v++;
+		} else if (*v == 'h') {
+			total += n * 3600000;
+			v++;
+		} else {
+			return -1;
+		}
+		parts++;
+	}
+	return parts ? (int64_t)total : -1;
+}
+
+static int header_is(const char *line, size_t n, const char *name, const char **val, size_t *vlen)
+{
+	size_t k = strlen(name);
+
+	if (n <= k || line[k] != ':' || strncasecmp(line, name, k))
+		return 0;
+	*val = line + k + 1;
+	*vlen = n - k - 1;
+	while (*vlen && (**val == ' ' || **val == '\t')) {
+		(*val)++;
+		(*vlen)--;
+	}
+	while (*vlen && ((*val)[*vlen - 1] == '\r' || (*val)[*vlen - 1] == '\n' ||
+			 (*val)[*vlen - 1] == ' '))
+		(*vlen)--;
+	return 1;
+}
+
+static int is_reset_header(const char *line, size_t n)
+{
+	const char *colon = memchr(line, ':', n);
+	size_t k;
+
+	if (!colon)
+		return 0;
+	k = (size_t)(colon - line);
+	/* x-ratelimit-reset-requests, anthropic-ratelimit-tokens-reset, ... */
+	return (k > 17 && !strncasecmp(line, "x-ratelimit-reset", 17)) ||
+	       (k > 26 && !strncasecmp(line, "anthropic-ratelimit-", 20) &&
+		!strncasecmp(colon - 6, "-reset", 6));
+}
+
+static size_t on_header(char *line, size_t size, size_t nmemb, void *ud)
+{
+	struct xg_http *h = ud;
+	struct xg_http_response *r = h->resp;
+	size_t n = size * nmemb, vlen;
+	const char *val;
+	char tmp[128];
+	int64_t ms, now = xg_clock_wall_ms();
+
+	h->last_byte_ms = xg_clock_ms();
+	if (n >= 5 && !strncmp(line, "HTTP/", 5)) {
+		/* A new response (after 100 Continue): forget the last one's. */
+		r->content_type[0] = '\0';
+		r->retry_after_ms = r->reset_ms = -1;
+		return n;
+	}
+	if (header_is(line, n, "content-type", &val, &vlen)) {
+		snprintf(r->content_type, sizeof(r->content_type), "%.*s", (int)vlen, val);
+	} else if (header_is(line, n, "retry-after-ms", &val, &vlen)) {
+		char *end;
+		double v;
+
+		snprintf(tmp, sizeof(tmp), "%.*s", (int)vlen, val);
+		v = strtod(tmp, &end);
+		if (end != tmp && !*end && v >= 0 && v < 1e12)
+			r->retry_after_ms = (int64_t)v;
+	} else if (header_is(line, n, "retry-after", &val, &vlen)) {
+		snprintf(tmp, sizeof(tmp), "%.*s", (int)vlen, val);
+		/* retry-after-ms, when both came, is the finer one. */
+		if ((ms = xg_http_parse_retry_after(tmp, now)) >= 0 && r->retry_after_ms < 0)
+			r->retry_after_ms = ms;
+	} else if (is_reset_header(line, n)) {
+		val = memchr(line, ':', n) + 1;
+		snprintf(tmp, sizeof(tmp), "%.*s", (int)(line + n - val), val);
+		tmp[strcspn(tmp, "\r\n")] = '\0';
+		if ((ms = xg_http_parse_reset(tmp, now)) > r->reset_ms)
+			r->reset_ms = ms;
+	}
+	return n;
+}
+
+static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
+{
+	struct xg_http *h = ud;
+	struct xg_http_response *r = h->resp;
+	size_t n = size * nmemb, room;
+
+	h->last_byte_ms = xg_clock_ms();
+	if (!h->checked_type) {
+		h->checked_type = 1;
+		curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &r->status);
+		r->streamed = r->status / 100 == 2 && h->body_fn &&
+			!strncasecmp(r->content_type, "text/event-stream", 17);
+	}
+	r->bytes += n;
+	if (r->streamed) {
+		if (h->body_fn(h->body_ctx, p, n)) {
+			r->aborted = 1;
+			return 0;
+		}
+		return n;
+	}
+	room = XG_HTTP_MAX_ERROR_BODY - r->body.len;
+	xg_buf_add(&r->body, p, n < room ? n : room);
+	return n;
+}
+
+static int name_has(const char *name, size_t k, const char *word)
+{
+	size_t w = strlen(word), i;
+
+	for (i = 0; i + w <= k; i++)
+		if (!strncasecmp(name + i, word, w))
+			return 1;
+	return 0;
+}
+
+/* Credential headers: the usual names, and any whose name speaks of a key,
+ * a token or a secret (x-goog-api-key, x-auth-token, ...). */
+static int sensitive_header(const char *line, size_t n)
+{
+	const char *colon = memchr(line, ':', n);
+	size_t k;
+
+	if (!colon)
+		return 0;
+	k = (size_t)(colon - line);
+	return name_has(line, k, "authorization") || name_has(line, k, "cookie") ||
+	       name_has(line, k, "key") || name_has(line, k, "token") ||
+	       name_has(line, k, "secret") || name_has(line, k, "auth");
+}
+
+static int on_debug(CURL *e, curl_infotype type, char *data, size_t size, void *ud)
+{
+	struct xg_http *h = ud;
+	struct xg_buf out = XG_BUF_INIT(0);
+	const char *prefix, *p = data, *end = data + size, *nl;
+
+	switch (type) {
+	case CURLINFO_TEXT: prefix = "*"; break;
+	case CURLINFO_HEADER_IN: prefix = "<"; break;
+	case CURLINFO_HEADER_OUT: prefix = ">"; break;
+	case CURLINFO_DATA_IN: prefix = "<<"; break;
+	case CURLINFO_DATA_OUT: prefix = ">>"; break;
+	default: return 0;
+	}
+	while (p < end) {
+		size_t len;
+
+		nl = memchr(p, '\n', (size_t)(end - p));
+		len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if (len && p[len - 1] == '\r')
+			len--;
+		xg_buf_addf(&out, "%s: trace: %s ", xg_progname, prefix);
+		if ((type == CURLINFO_HEADER_OUT || type == CURLINFO_HEADER_IN) &&
+		    sensitive_header(p, len)) {
+			const char *colon = memchr(p, ':', len);
+
+			xg_buf_add(&out, p, (size_t)(colon - p));
+			xg_buf_addstr(&out, ": <redacted>");
+		} else {
+			xg_http_redact(p, len, h->secret, &out);
+		}
+		xg_buf_addch(&out, '\n');
+		p = nl ? nl + 1 : end;
+	}
+	fwrite(out.buf, 1, out.len, stderr);
+	xg_buf_release(&out);
+	return 0;
+}
+
+void xg_http_init(struct xg_http *h, long connect_ms, long idle_ms)
+{
+	memset(h, 0, sizeof(*h));
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	h->multi = curl_multi_init();
+	h->easy = curl_easy_init();
+	if (!h->multi || !h->easy)
+		xg_die(XG_EX_SOFTWARE, "cannot set up libcurl");
+	h->connect_ms = connect_ms ? connect_ms : 30000;
+	h->idle_ms = idle_ms ? idle_ms : 300000;
+}
+
+void xg_http_release(struct xg_http *h)
+{
+	if (h->easy)
+		curl_easy_cleanup(h->easy);
+	if (h->multi)
+		curl_multi_cleanup(h->multi);
+	curl_global_cleanup();
+	memset(h, 0, sizeof(*h));
+}
+
+static void set_options(struct xg_http *h, const char *url, struct curl_slist *hdrs,
+			const char *body, size_t len)
+{
+	CURL *e = h->easy;
+
+	/* Options are set afresh each time: the handle (and its connection
+	 * cache in the multi handle) is what is reused. */
+	curl_easy_reset(e);
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_POST, 1L);
+	curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "xg/" XG_VERSION);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, h->connect_ms);
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, h);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, h);
+	if (h->trace) {
+		curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
+		curl_easy_setopt(e, CURLOPT_DEBUGFUNCTION, on_debug);
+		curl_easy_setopt(e, CURLOPT_DEBUGDATA, h);
+	}
+}
+
+static void fill_timings(struct xg_http *h, struct xg_http_response *r)
+{
+	curl_off_t t;
+	long n;
+
+	if (!curl_easy_getinfo(h->easy, CURLINFO_PRETRANSFER_TIME_T, &t))
+		r->pretransfer_us = t;
+	if (!curl_easy_getinfo(h->easy, CURLINFO_STARTTRANSFER_TIME_T, &t))
+		r->first_byte_us = t;
+	if (!curl_easy_getinfo(h->easy, CURLINFO_NUM_CONNECTS, &n))
+		r->new_connections = n;
+	if (!r->status)
+		curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &r->status);
+}
+
+int xg_http_post(struct xg_http *h, const char *url, const char *const *headers,
+		 const char *body, size_t len, xg_http_body_fn fn, void *ctx,
+		 struct xg_http_response *resp)
+{
+	struct curl_slist *hdrs = NULL, *tmp;
+	CURLMsg *msg;
+	int running = 1, left, rc = -1;
+	int64_t idle;
+	CURLcode done = CURLE_OK;
+
+	for (; headers && *headers; headers++) {
+		tmp = curl_slist_append(hdrs, *headers);
+		if (!tmp)
+			xg_die(XG_EX_SOFTWARE, "out of memory");
+		hdrs = tmp;
+	}
+	h->resp = resp;
+	h->body_fn = fn;
+	h->body_ctx = ctx;
+	h->checked_type = 0;
+	set_options(h, url, hdrs, body, len);
+	curl_multi_add_handle(h->multi, h->easy);
+	h->last_byte_ms = xg_clock_ms();
+	for (;;) {
+		if (curl_multi_perform(h->multi, &running) != CURLM_OK) {
+			snprintf(resp->error, sizeof(resp->error), "libcurl's multi interface failed");
+			resp->curl_code = -1;
+			goto out;
+		}
+		if (!running)
+			break;
+		idle = xg_clock_ms() - h->last_byte_ms;
+		if (idle >= h->idle_ms) {
+			resp->idle_timeout = 1;
+			snprintf(resp->error, sizeof(resp->error), "no bytes received for %ld ms", h->idle_ms);
+			goto out;
+		}
+		idle = h->idle_ms - idle;
+		curl_multi_poll(h->multi, NULL, 0, idle > 1000 ? 1000 : (int)idle, NULL);
+	}
+	while ((msg = curl_multi_info_read(h->multi, &left)))
+		if (msg->msg == CURLMSG_DONE)
+			done = msg->data.result;
+	resp->curl_code = (int)done;
+	if (done == CURLE_OK) {
+		rc = 0;
+	} else if (done == CURLE_WRITE_ERROR && resp->aborted) {
+		snprintf(resp->error, sizeof(resp->error), "stopped by the reader");
+	} else {
+		snprintf(resp->error, sizeof(resp->error), "%s", curl_easy_strerror(done));
+	}
+out:
+	fill_timings(h, resp);
+	curl_multi_remove_handle(h->multi, h->easy);
+	/* The key is in these lines: wipe them before they go back. */
+	for (tmp = hdrs; tmp; tmp = tmp->next)
+		explicit_bzero(tmp->data, strlen(tmp->data));
+	curl_slist_free_all(hdrs);
+	h->resp = NULL;
+	return rc;
+}

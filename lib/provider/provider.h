@@ -1,0 +1,169 @@
+#ifndef XG_PROVIDER_H
+#define XG_PROVIDER_H
+/*
+ * Model providers: one interface over three wire kinds (design.md section 5;
+ * docs/providers.md is the guide).
+ *
+ *   openai-responses    POST {base_url}/responses
+ *   openai-chat         POST {base_url}/chat/completions  (also llama.cpp's
+ *                       server, Ollama, vLLM and OpenRouter: "dialect")
+ *   anthropic-messages  POST {base_url}/messages
+ *
+ * The provider is a JSON object (from the catalog):
+ *   {"kind": "openai-chat", "base_url": "http://127.0.0.1:8080/v1",
+ *    "dialect": "llama.cpp", "headers": {"X-Title": "xg"}}
+ * and the key is passed apart from it, so a provider object can be printed.
+ *
+ * A request is a JSON object:
+ *   {"model": "gpt-5", "system": "...", "system_stable": 1200,
+ *    "messages": [{"role": "user", "text": "..."},
+ *                 {"role": "assistant", "text": "...",
+ *                  "reasoning": [{"text": "...", "signature": "..."}],
+ *                  "tool_calls": [{"id": "...", "name": "...", "args": {}}]},
+ *                 {"role": "tool", "id": "...", "name": "...",
+ *                  "output": "...", "ok": true}],
+ *    "tools": [{"name": "...", "description": "...", "parameters": {}}],
+ *    "effort": "low", "max_output": 8192, "cache_key": "conversation id"}
+ * (system_stable: the bytes of system that stay the same from request to
+ * request, for the cache hints; all of it when absent).
+ *
+ * Events come back as JSON objects, in this order for one attempt:
+ *   {"type":"text","text":DELTA}  {"type":"reasoning","text":DELTA}
+ *   {"type":"reasoning_block","text":ALL,"signature":S}   (to send back)
+ *   {"type":"tool_call","id":I,"name":N,"args":OBJECT}    (complete)
+ *   {"type":"usage","input":N,"cached_input":N,"cache_write":N,
+ *    "output":N,"reasoning":N}
+ *   {"type":"finish","reason":"stop|tool_calls|length|content_filter|refusal"}
+ * or, instead of finish, {"type":"error","class":C,"message":M,"status":N,
+ * "transient":B,"exit":N} once retries are over.  A tool call whose
+ * arguments are not a JSON object gets "args":{} and "bad_args":RAW.
+ */
+#include <stdint.h>
+#include "buf.h"
+#include "json.h"
+#include "provider/sse.h"
+#include "provider/http.h"
+
+/* The retry policy; XG_RETRY="attempts=N,base=MS,cap=MS,idle=MS,connect=MS"
+ * (or "off") changes it.  See man 7 xg. */
+struct xg_provider_policy {
+	int attempts;		/* retries after the first try: 8 */
+	long base_ms;		/* the first backoff: 2000, doubled each time */
+	long cap_ms;		/* no wait is longer: 60000 */
+	long idle_ms;		/* a stream silent this long fails: 300000 */
+	long connect_ms;	/* connect timeout: 30000 */
+};
+
+void xg_provider_policy_default(struct xg_provider_policy *pol);
+/* Applies a spec; -1 with err set when part of it is malformed (the rest
+ * still applies). */
+int xg_provider_policy_parse(struct xg_provider_policy *pol, const char *spec,
+			     char *err, size_t errlen);
+/* The defaults with XG_RETRY applied; a malformed value is warned about. */
+void xg_provider_policy_from_env(struct xg_provider_policy *pol);
+/*
+ * The wait before retry number attempt (1-based): base doubled each time,
+ * with jitter (80-120%), or the server's hint when there is one (hint_ms
+ * >= 0); never more than cap_ms.  *rng is the jitter's state.
+ */
+long xg_provider_retry_delay(const struct xg_provider_policy *pol, int attempt,
+			     int64_t hint_ms, uint64_t *rng);
+
+/* An error, classified (docs/providers.md lists the classes). */
+struct xg_provider_error {
+	const char *class;	/* "rate_limit", ...; NULL when no error */
+	int transient;		/* worth a retry */
+	int exit_code;		/* XG_EX_* once retries are over */
+	long status;		/* the HTTP status, 0 when none */
+	int64_t retry_after_ms;	/* the server's hint, -1 when none */
+	char message[512];	/* keys redacted */
+};
+
+/*
+ * Classifies an HTTP status with its headers' hint and the error body (a
+ * JSON text, or anything); status 200 classifies an error object met inside
+ * a stream.  The message is taken from the body, redacted of secret.
+ */
+void xg_provider_classify(struct xg_provider_error *e, long status, const char *body,
+			  size_t len, int64_t hint_ms, const char *secret);
+/* Sets e to class with the given message (for network and stream errors). */
+__attribute__((format(printf, 3, 4)))
+void xg_provider_error_set(struct xg_provider_error *e, const char *class, const char *fmt, ...);
+/* The error as an event record {"type":"error",...}. */
+jv xg_provider_error_event(const struct xg_provider_error *e);
+
+/* A wait before a retry, reported before it starts. */
+struct xg_provider_retry {
+	int attempt;		/* 1 for the first retry */
+	int of;			/* the most retries there will be */
+	long delay_ms;
+	const char *reason;	/* the error's class */
+	const char *message;
+	int partial;		/* the failed attempt had delivered events: the
+				 * caller drops them, the next attempt starts over */
+};
+
+struct xg_provider_callbacks {
+	/* Each event (consumed); nonzero stops the request. */
+	int (*on_event)(void *ctx, jv ev);
+	/* Each wait before a retry; may be NULL. */
+	void (*on_retry)(void *ctx, const struct xg_provider_retry *r);
+	void *ctx;
+};
+
+struct xg_wire;
+struct xg_provider_decoder;
+
+struct xg_provider {
+	const struct xg_wire *wire;
+	jv config;
+	char *url;
+	char *key;
+	const char *dialect;	/* borrowed from config, or a guess */
+	struct xg_provider_policy policy;
+	struct xg_http http;
+	uint64_t rng;
+	/* Figures from the last attempt, for tests and benchmarks. */
+	int64_t last_encode_us;
+	struct xg_http_response last;
+};
+
+/* A provider client, or NULL with err set (unknown kind, no base_url). */
+struct xg_provider *xg_provider_new(jv config, const char *key, char *err, size_t errlen);
+void xg_provider_free(struct xg_provider *p);
+
+/* The request body as it goes on the wire; -1 with err set when the
+ * request is malformed (names the field).  Consumes request. */
+int xg_provider_encode(struct xg_provider *p, jv request, struct xg_buf *body,
+		       char *err, size_t errlen);
+
+/*
+ * Sends request (consumed) and streams its events to cb, retrying
+ * transient failures under p->policy.  Returns 0 after a finish event, or
+ * the exit code of the final error (also delivered as an error event and
+ * left in *err when err is not NULL), or -1 when the callback stopped the
+ * request before its end.
+ */
+int xg_provider_stream(struct xg_provider *p, jv request,
+		       const struct xg_provider_callbacks *cb, struct xg_provider_error *err);
+
+/*
+ * A decoder turns one response's SSE bytes into events, for the client and
+ * for tests that replay recorded streams.  kind is a wire kind's name.
+ */
+struct xg_provider_decoder *xg_provider_decoder_new(const char *kind,
+		int (*emit)(void *ctx, jv ev), void *ctx);
+void xg_provider_decoder_free(struct xg_provider_decoder *d);
+/* 0, or -1 once the stream failed or the callback stopped it. */
+int xg_provider_decoder_feed(struct xg_provider_decoder *d, const char *p, size_t n);
+/*
+ * Ends the stream.  Returns 0 when it ended properly (its finish event was
+ * delivered), else -1 with *err set: an error inside the stream, or
+ * "truncated" when the final event never came.
+ */
+int xg_provider_decoder_finish(struct xg_provider_decoder *d, struct xg_provider_error *err);
+/* How many SSE events and events were seen; for tests. */
+size_t xg_provider_decoder_sse_events(const struct xg_provider_decoder *d);
+size_t xg_provider_decoder_delivered(const struct xg_provider_decoder *d);
+
+#endif

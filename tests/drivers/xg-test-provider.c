@@ -1,0 +1,144 @@
+/*
+ * A driver for the provider clients: reads a request (JSON) on standard
+ * input, sends it to a provider and prints the events as NDJSON, with each
+ * wait before a retry as {"type":"retry",...}.  The key comes from
+ * $XG_TEST_KEY, never from the command line.
+ */
+#include "xg.h"
+#include "provider/provider.h"
+
+static const char *const usage[] = {
+	"xg-test-provider [--encode] [--stats] [--repeat n] [--dialect name] kind base-url",
+	"xg-test-provider --policy",
+	NULL
+};
+
+enum { OPT_ENCODE = 1, OPT_STATS, OPT_REPEAT, OPT_DIALECT, OPT_POLICY };
+
+static const struct xg_option options[] = {
+	{ OPT_DIALECT, 0, "dialect", "name", "the openai-chat dialect (llama.cpp, ollama, ...)" },
+	{ OPT_ENCODE, 0, "encode", NULL, "print the request body instead of sending it" },
+	{ OPT_POLICY, 0, "policy", NULL, "print the retry policy XG_RETRY gives" },
+	{ OPT_REPEAT, 0, "repeat", "n", "send the request n times on the one client" },
+	{ OPT_STATS, 0, "stats", NULL, "print connection and timing figures per request" },
+	{ 0 }
+};
+
+static const struct xg_command cmd = {
+	"xg-test-provider", "Send a request to a model provider and print its events.",
+	usage, options
+};
+
+static int on_event(void *ctx, jv ev)
+{
+	return xg_rec_write(ctx, ev) < 0;
+}
+
+static void on_retry(void *ctx, const struct xg_provider_retry *r)
+{
+	jv ev = xg_rec_new("retry");
+
+	ev = xg_json_set(ev, "attempt", jv_number(r->attempt));
+	ev = xg_json_set(ev, "of", jv_number(r->of));
+	ev = xg_json_set(ev, "delay_ms", jv_number((double)r->delay_ms));
+	ev = xg_json_set(ev, "reason", jv_string(r->reason));
+	ev = xg_json_set(ev, "message", jv_string(r->message));
+	ev = xg_json_set(ev, "partial", jv_bool(r->partial));
+	xg_rec_write(ctx, ev);
+}
+
+static void print_policy(void)
+{
+	struct xg_provider_policy pol;
+	uint64_t rng = (uint64_t)getpid();
+	int i;
+
+	xg_provider_policy_from_env(&pol);
+	printf("{\"attempts\":%d,\"base_ms\":%ld,\"cap_ms\":%ld,\"idle_ms\":%ld,\"connect_ms\":%ld,\"delays_ms\":[",
+	       pol.attempts, pol.base_ms, pol.cap_ms, pol.idle_ms, pol.connect_ms);
+	for (i = 1; i <= pol.attempts; i++)
+		printf("%s%ld", i > 1 ? "," : "", xg_provider_retry_delay(&pol, i, -1, &rng));
+	printf("]}\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct xg_opts o;
+	struct xg_rec_writer w;
+	struct xg_buf in = XG_BUF_INIT(0), body = XG_BUF_INIT(0);
+	struct xg_provider *p;
+	struct xg_provider_callbacks cb = { on_event, on_retry, NULL };
+	const char *arg, *dialect = NULL;
+	char err[256], chunk[4096];
+	int id, encode = 0, stats = 0, policy = 0, rc = 0;
+	unsigned long long repeat = 1, i;
+	ssize_t n;
+	jv config, req;
+
+	xg_prog_init("xg-test-provider");
+	xg_opt_init(&o, &cmd, argc, argv);
+	while ((id = xg_opt_next(&o, &arg)) != -1) {
+		switch (id) {
+		case OPT_DIALECT: dialect = arg; break;
+		case OPT_ENCODE: encode = 1; break;
+		case OPT_STATS: stats = 1; break;
+		case OPT_REPEAT: repeat = xg_opt_number(&cmd, "--repeat", arg, 0); break;
+		case OPT_POLICY: policy = 1; break;
+		}
+	}
+	if (policy) {
+		print_policy();
+		xg_opt_release(&o);
+		return xg_prog_exit(0);
+	}
+	if (o.nargs != 2)
+		xg_usage_error(&cmd, "a kind and a base URL are needed");
+	if (!xg_stdin_readable())
+		xg_die(XG_EX_USAGE, "the request is read from standard input");
+	while ((n = read(0, chunk, sizeof(chunk))) > 0)
+		xg_buf_add(&in, chunk, (size_t)n);
+	req = jv_parse_sized(in.buf, (int)in.len);
+	if (jv_get_kind(req) != JV_KIND_OBJECT)
+		xg_die(XG_EX_DATAERR, "standard input: the request is not a JSON object");
+	config = xg_json_set(jv_object(), "kind", jv_string(o.args[0]));
+	config = xg_json_set(config, "base_url", jv_string(o.args[1]));
+	if (dialect)
+		config = xg_json_set(config, "dialect", jv_string(dialect));
+	p = xg_provider_new(config, getenv("XG_TEST_KEY"), err, sizeof(err));
+	if (!p)
+		xg_die(XG_EX_CONFIG, "%s", err);
+	xg_rec_writer_init(&w, stdout);
+	cb.ctx = &w;
+	if (encode) {
+		if (xg_provider_encode(p, jv_copy(req), &body, err, sizeof(err)) < 0)
+			xg_die(XG_EX_DATAERR, "%s", err);
+		printf("%s\n", body.buf);
+	}
+	for (i = 0; i < repeat && !encode; i++) {
+		struct timespec start;
+
+		clock_gettime(CLOCK_REALTIME, &start);
+		rc = xg_provider_stream(p, jv_copy(req), &cb, NULL);
+		if (stats) {
+			jv ev = xg_rec_new("stats");
+
+			ev = xg_json_set(ev, "status", jv_number(p->last.status));
+			ev = xg_json_set(ev, "new_connections", jv_number(p->last.new_connections));
+			ev = xg_json_set(ev, "encode_us", jv_number((double)p->last_encode_us));
+			ev = xg_json_set(ev, "pretransfer_us", jv_number((double)p->last.pretransfer_us));
+			ev = xg_json_set(ev, "first_byte_us", jv_number((double)p->last.first_byte_us));
+			ev = xg_json_set(ev, "start_wall_us", jv_number((double)start.tv_sec * 1e6 +
+								      (double)(start.tv_nsec / 1000)));
+			xg_rec_write(&w, ev);
+		}
+		if (rc)
+			break;
+	}
+	jv_free(req);
+	xg_provider_free(p);
+	xg_rec_writer_release(&w);
+	xg_buf_release(&in);
+	xg_buf_release(&body);
+	xg_opt_release(&o);
+	return xg_prog_exit(rc < 0 ? XG_EX_FAIL : rc);
+}

@@ -1,0 +1,49 @@
+# Starting and stopping the loopback fake provider from a bats test:
+#
+#   load fake-provider
+#   fake_provider_start <<'EOF'          (the script, NDJSON, on stdin)
+#   {"text": "Hello"}
+#   EOF
+#   ... "$FAKE_URL" is http://127.0.0.1:PORT/v1, "$FAKE_LOG" the request log
+#   fake_provider_stop                   (in teardown)
+#
+# The script format is described at the top of tests/fake-provider.
+fake_provider_start() {
+	local dir="$BATS_TEST_TMPDIR/fake" i
+	mkdir -p "$dir"
+	cat >"$dir/script.ndjson"
+	FAKE_LOG="$dir/requests.ndjson"
+	rm -f "$dir/port" "$FAKE_LOG"
+	# fd 3 is bats' own: a background server must not hold it open.
+	python3 "$XG_SRCDIR/tests/fake-provider" --script "$dir/script.ndjson" --log "$FAKE_LOG" \
+		--port-file "$dir/port" --idle-exit 120 </dev/null >"$dir/server.out" 2>&1 3>&- &
+	FAKE_PID=$!
+	for i in $(seq 1 400); do
+		[ -s "$dir/port" ] && break
+		sleep 0.05
+	done
+	if [ ! -s "$dir/port" ]; then
+		echo "fake-provider did not start:" >&2
+		cat "$dir/server.out" >&2
+		return 1
+	fi
+	FAKE_PORT=$(cat "$dir/port")
+	FAKE_URL="http://127.0.0.1:$FAKE_PORT/v1"
+	export FAKE_LOG FAKE_PORT FAKE_URL FAKE_PID
+}
+
+fake_provider_stop() {
+	if [ -n "${FAKE_PID:-}" ]; then
+		kill "$FAKE_PID" 2>/dev/null || true
+		wait "$FAKE_PID" 2>/dev/null || true
+		FAKE_PID=
+	fi
+}
+
+# Runs a Python expression over the request log: "log" is the list of
+# logged requests.  fake_log 'print(len(log))'
+fake_log() {
+	python3 -c "import json,sys
+log = [json.loads(l) for l in open('$FAKE_LOG') if l.strip()]
+$1"
+}

@@ -1,0 +1,518 @@
+#!/usr/bin/env bats
+# lib/provider against recorded streams and the loopback fake provider.
+# Timings here are generous on purpose: nothing asserts how fast anything is
+# (bench/provider.sh measures that).
+
+load helper
+load fake-provider
+
+setup() {
+	REQ="$FIXTURES/provider/request.json"
+	unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy no_proxy NO_PROXY
+	unset FAKE_PROVIDER_KEY
+	export XG_TEST_KEY=sk-test-key
+	# Tiny waits, so retries take milliseconds.
+	export XG_RETRY=base=1,cap=20
+}
+
+teardown() {
+	fake_provider_stop
+}
+
+simple() {
+	printf '{"model":"m","messages":[{"role":"user","text":"%s"}]}\n' "${1:-hi}"
+}
+
+# Prints the field of every event of a type, one a line: events TYPE FIELD
+events() {
+	python3 -c "import json,sys
+for l in sys.stdin:
+    e = json.loads(l)
+    if e['type'] == '$1':
+        v = e.get('$2')
+        print(v if isinstance(v, str) else json.dumps(v, sort_keys=True))"
+}
+
+text_of() {
+	python3 -c "import json,sys
+print(''.join(json.loads(l)['text'] for l in sys.stdin if json.loads(l)['type'] == 'text'))"
+}
+
+@test "every recorded stream decodes the same whole, byte by byte and split at every offset" {
+	run xg-test-sse check "$FIXTURES"/wire/*.sse
+	assert_success
+	refute_output --partial FAIL
+	n=$(ls "$FIXTURES"/wire/*.sse | wc -l)
+	[ "$(grep -c '^ok ' <<<"$output")" -eq "$n" ]
+	[ "$n" -ge 22 ]
+}
+
+@test "the replay check fails when a stream decodes to something else than its expectation" {
+	cp "$FIXTURES/wire/openai-chat-toolcalls.sse" "$BATS_TEST_TMPDIR/openai-chat-x.sse"
+	sed 's/"Paris"/"Lyon"/' "$FIXTURES/wire/openai-chat-toolcalls.expect.json" \
+		>"$BATS_TEST_TMPDIR/openai-chat-x.expect.json"
+	run xg-test-sse check "$BATS_TEST_TMPDIR/openai-chat-x.sse"
+	assert_failure
+	assert_output --partial 'FAIL'
+	assert_output --partial '"city":"Lyon"'
+}
+
+@test "each wire kind encodes a request as its snapshot" {
+	for kind in openai-chat openai-responses anthropic-messages; do
+		run xg-test-provider --encode "$kind" http://127.0.0.1:9/v1 <"$REQ"
+		assert_success
+		diff -u "$FIXTURES/provider/encode-$kind.json" \
+			<(python3 -m json.tool --sort-keys <<<"$output")
+	done
+	for dialect in openai openrouter; do
+		run xg-test-provider --encode --dialect "$dialect" openai-chat http://127.0.0.1:9/v1 <"$REQ"
+		assert_success
+		diff -u "$FIXTURES/provider/encode-openai-chat-$dialect.json" \
+			<(python3 -m json.tool --sort-keys <<<"$output")
+	done
+}
+
+@test "what goes on the wire is the encoded request, with the key in a header only" {
+	for kind in openai-chat openai-responses anthropic-messages; do
+		fake_provider_start <<<'{"text":"ok"}'
+		run xg-test-provider "$kind" "$FAKE_URL" <"$REQ"
+		assert_success
+		fake_log 'print(json.dumps(log[0]["body"], sort_keys=True, indent=4))' >"$BATS_TEST_TMPDIR/sent.json"
+		diff -u "$FIXTURES/provider/encode-$kind.json" "$BATS_TEST_TMPDIR/sent.json"
+		! grep -q sk-test-key "$FAKE_LOG"
+		fake_provider_stop
+	done
+}
+
+@test "requests carry xg's user agent, ask for an event stream and do not wait for 100-continue" {
+	fake_provider_start <<<'{"text":"ok"}'
+	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	assert_success
+	run fake_log 'h = log[0]["headers"]; print(h["user-agent"], h["accept"], "expect" in h, h["authorization"])'
+	assert_output "xg/0.1.0 text/event-stream False <redacted>"
+	run fake_log 'print(log[0]["path"])'
+	assert_output /v1/chat/completions
+}
+
+@test "the Anthropic kind sends its version header and the key as x-api-key" {
+	export FAKE_PROVIDER_KEY=sk-test-key
+	fake_provider_start <<<'{"text":"ok"}'
+	run xg-test-provider anthropic-messages "$FAKE_URL" < <(simple)
+	assert_success
+	run fake_log 'h = log[0]["headers"]; print(h["anthropic-version"], h["x-api-key"], "authorization" in h, log[0]["auth"])'
+	assert_output "2023-06-01 <redacted> False ok"
+}
+
+@test "text streams end to end in each wire kind with usage and finish" {
+	for kind in openai-chat openai-responses anthropic-messages; do
+		fake_provider_start <<<'{"text":"Hello there, world — ünïcode ok","chunk":3,"usage":{"input":120,"cached_input":100,"output":7,"reasoning":2}}'
+		run xg-test-provider "$kind" "$FAKE_URL" < <(simple)
+		assert_success
+		[ "$(text_of <<<"$output")" = "Hello there, world — ünïcode ok" ]
+		[ "$(grep -c '"type":"text"' <<<"$output")" -ge 5 ]
+		[ "$(events finish reason <<<"$output")" = stop ]
+		[ "$(tail -n 1 <<<"$output")" = '{"type":"finish","reason":"stop"}' ]
+		run python3 -c "import json,sys
+u = [json.loads(l) for l in sys.argv[1].splitlines() if json.loads(l)['type'] == 'usage'][0]
+print(u['input'], u['cached_input'], u['output'])" "$output"
+		assert_output "120 100 7"
+		fake_provider_stop
+	done
+}
+
+@test "parallel tool calls arrive whole with parsed arguments in each wire kind" {
+	calls='[{"id":"call_a1","name":"bash","args":{"cmd":"ls -l","n":[1,2]}},{"id":"call_b2","name":"read","args":{"path":"ä/b.txt"}}]'
+	for kind in openai-chat openai-responses anthropic-messages; do
+		fake_provider_start <<<"{\"text\":\"Two calls.\",\"tool_calls\":$calls,\"chunk\":4}"
+		run xg-test-provider "$kind" "$FAKE_URL" < <(simple)
+		assert_success
+		run events tool_call args <<<"$output"
+		assert_output "$(printf '%s\n%s' '{"cmd": "ls -l", "n": [1, 2]}' '{"path": "\u00e4/b.txt"}')"
+		fake_provider_stop
+	done
+	for kind in openai-chat openai-responses anthropic-messages; do
+		fake_provider_start <<<"{\"tool_calls\":$calls}"
+		run xg-test-provider "$kind" "$FAKE_URL" < <(simple)
+		assert_success
+		run events tool_call id <<<"$output"
+		assert_output "$(printf 'call_a1\ncall_b2')"
+		fake_provider_stop
+	done
+}
+
+@test "llama.cpp and Ollama streams decode through the chat client" {
+	calls='[{"id":"xK9aBcD1234eFgH5678","name":"bash","args":{"cmd":"ls"}},{"id":"yL0","name":"read","args":{"path":"a"}}]'
+	for dialect in llama.cpp ollama; do
+		fake_provider_start <<<"{\"reasoning\":\"Thinking it over.\",\"text\":\"<b>x</b>\",\"tool_calls\":$calls,\"dialect\":\"$dialect\",\"usage\":{\"input\":50,\"cached_input\":30,\"output\":9}}"
+		run xg-test-provider --dialect "$dialect" openai-chat "$FAKE_URL" < <(simple)
+		assert_success
+		[ "$(events reasoning text <<<"$output" | tr -d '\n')" = "Thinking it over." ]
+		[ "$(text_of <<<"$output")" = "<b>x</b>" ]
+		run events tool_call id <<<"$output"
+		assert_output "$(printf 'xK9aBcD1234eFgH5678\nyL0')"
+		run fake_log 'b = log[0]["body"]; print("max_tokens" in b or "max_completion_tokens" in b, "prompt_cache_key" in b)'
+		assert_output "False False"
+		fake_provider_stop
+	done
+	# llama.cpp's usage comes from its timings object.
+	fake_provider_start <<<'{"text":"t","dialect":"llama.cpp","usage":{"input":50,"cached_input":30,"output":9}}'
+	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	assert_line '{"type":"usage","input":50,"cached_input":30,"cache_write":0,"output":9,"reasoning":0}'
+}
+
+@test "a chat stream without [DONE] is complete once its finish reason came" {
+	fake_provider_start <<<'{"text":"fine","done":false}'
+	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	assert_success
+	assert_line '{"type":"finish","reason":"stop"}'
+	run fake_log 'print(len(log))'
+	assert_output 1
+}
+
+@test "an Anthropic thinking block comes back with its signature and is sent back verbatim" {
+	fake_provider_start <<<'{"reasoning":"Let me think.","signature":"EqQBsig==","text":"Done."}
+{"text":"again"}'
+	run xg-test-provider anthropic-messages "$FAKE_URL" < <(simple)
+	assert_success
+	assert_line '{"type":"reasoning_block","text":"Let me think.","signature":"EqQBsig=="}'
+	printf '%s\n' '{"model":"m","messages":[{"role":"user","text":"hi"},{"role":"assistant","text":"Done.","reasoning":[{"text":"Let me think.","signature":"EqQBsig=="}]},{"role":"user","text":"more"}]}' >"$BATS_TEST_TMPDIR/req2.json"
+	run xg-test-provider anthropic-messages "$FAKE_URL" <"$BATS_TEST_TMPDIR/req2.json"
+	assert_success
+	run fake_log 'print(json.dumps(log[1]["body"]["messages"][1]["content"][0], sort_keys=True))'
+	assert_output '{"signature": "EqQBsig==", "thinking": "Let me think.", "type": "thinking"}'
+}
+
+@test "a run's second request begins with the first one's messages, and the cache hints move to its end" {
+	for kind in openai-chat openai-responses anthropic-messages; do
+		fake_provider_start <<<'{"text":"one"}
+{"text":"two"}'
+		printf '%s\n' '{"model":"m","system":"S","cache_key":"conv-9","messages":[{"role":"user","text":"first"}]}' >"$BATS_TEST_TMPDIR/r1.json"
+		printf '%s\n' '{"model":"m","system":"S","cache_key":"conv-9","messages":[{"role":"user","text":"first"},{"role":"assistant","text":"one"},{"role":"user","text":"second"}]}' >"$BATS_TEST_TMPDIR/r2.json"
+		xg-test-provider "$kind" "$FAKE_URL" <"$BATS_TEST_TMPDIR/r1.json" >/dev/null
+		xg-test-provider "$kind" "$FAKE_URL" <"$BATS_TEST_TMPDIR/r2.json" >/dev/null
+		run fake_log '
+def strip(v):
+    if isinstance(v, dict):
+        return {k: strip(x) for k, x in v.items() if k != "cache_control"}
+    if isinstance(v, list):
+        return [strip(x) for x in v]
+    return v
+key = "input" if "input" in log[0]["body"] else "messages"
+a, b = strip(log[0]["body"][key]), strip(log[1]["body"][key])
+print(len(a) < len(b) and b[:len(a)] == a)'
+		assert_output True
+		case $kind in
+		anthropic-messages)
+			run fake_log 'b = log[1]["body"]; print(b["system"][0]["cache_control"]["type"], b["messages"][-1]["content"][-1]["cache_control"]["type"], "cache_control" in json.dumps(b["messages"][:-1]))'
+			assert_output "ephemeral ephemeral False" ;;
+		openai-responses)
+			run fake_log 'print(log[0]["body"]["prompt_cache_key"], log[1]["body"]["prompt_cache_key"])'
+			assert_output "conv-9 conv-9" ;;
+		esac
+		fake_provider_stop
+	done
+}
+
+@test "a request on a fresh client reuses one connection for all its requests" {
+	fake_provider_start <<<'{"text":"same socket","repeat":5}'
+	run xg-test-provider --stats --repeat 5 openai-responses "$FAKE_URL" < <(simple)
+	assert_success
+	[ "$(grep -c '"type":"finish"' <<<"$output")" -eq 5 ]
+	run events stats new_connections <<<"$output"
+	assert_output "$(printf '1\n0\n0\n0\n0')"
+	run fake_log 'print(len(log), len({r["conn"] for r in log}), [r["on_conn"] for r in log], len({r["peer_port"] for r in log}))'
+	assert_output "5 1 [1, 2, 3, 4, 5] 1"
+}
+
+@test "an error response keeps the connection for the retry" {
+	fake_provider_start <<<'{"status":500}
+{"text":"ok"}'
+	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	assert_success
+	run fake_log 'print(len(log), len({r["conn"] for r in log}))'
+	assert_output "2 1"
+}
+
+@test "429 with retry-after waits what the server asked, then succeeds" {
+	export XG_RETRY=base=1,cap=60000
+	fake_provider_start <<<'{"status":429,"headers":{"retry-after":"1"},"body":{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}}
+{"text":"after the wait"}'
+	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	assert_success
+	assert_line --index 0 '{"type":"retry","attempt":1,"of":8,"delay_ms":1000,"reason":"rate_limit","message":"HTTP 429: Rate limit reached","partial":false}'
+	[ "$(text_of <<<"$output")" = "after the wait" ]
+}
+
+@test "retry-after-ms, an HTTP date and OpenAI and Anthropic rate-limit reset headers set the wait" {
+	export XG_RETRY=base=1
+	reset=$(python3 -c 'import datetime as d; print((d.datetime.now(d.timezone.utc) + d.timedelta(seconds=4)).isoformat(timespec="seconds").replace("+00:00", "Z"))')
+	when=$(python3 -c 'import email.utils,time; print(email.utils.formatdate(time.time() + 8, usegmt=True))')
+	fake_provider_start <<STEPS
+{"status":429,"headers":{"anthropic-ratelimit-requests-reset":"$reset","anthropic-ratelimit-tokens-reset":"2000-01-01T00:00:00Z"}}
+{"status":429,"headers":{"retry-after":"$when"}}
+{"status":429,"headers":{"retry-after-ms":"37","retry-after":"9"}}
+{"status":429,"headers":{"x-ratelimit-reset-requests":"120ms","x-ratelimit-reset-tokens":"644ms"}}
+{"text":"ok"}
+STEPS
+	run xg-test-provider anthropic-messages "$FAKE_URL" < <(simple)
+	assert_success
+	run events retry delay_ms <<<"$output"
+	delays=($output)
+	[ "${#delays[@]}" -eq 4 ]
+	[ "${delays[0]}" -gt 100 ] && [ "${delays[0]}" -le 4000 ]
+	[ "${delays[1]}" -gt 100 ] && [ "${delays[1]}" -le 8000 ]
+	[ "${delays[2]}" -eq 37 ]
+	[ "${delays[3]}" -eq 644 ]
+}
+
+@test "no wait is longer than the cap, whatever the server asks" {
+	export XG_RETRY=base=1,cap=300
+	fake_provider_start <<<'{"status":503,"headers":{"retry-after":"3600"}}
+{"status":429,"headers":{"retry-after-ms":"90000"}}
+{"text":"ok"}'
+	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	assert_success
+	run events retry delay_ms <<<"$output"
+	assert_output "$(printf '300\n300')"
+}
+
+@test "without hints the waits grow exponentially with jitter up to the cap" {
+	export XG_RETRY=attempts=6,base=4,cap=50
+	fake_provider_start <<<'{"status":500,"repeat":6}
+{"text":"ok"}'
+	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	assert_success
+	run events retry delay_ms <<<"$output"
+	python3 -c "import sys
+d = [int(x) for x in sys.argv[1].split()]
+want = [4, 8, 16, 32, 50, 50]
+assert len(d) == 6, d
+for got, base in zip(d, want):
+    assert 0.8 * min(base, 50) - 1 <= got <= min(1.2 * base, 50), (d, want)" "$output"
+}
+
+@test "500 then success delivers only the successful attempt's events" {
+	fake_provider_start <<<'{"status":500,"body":{"error":{"message":"boom","type":"server_error"}}}
+{"text":"recovered"}'
+	run xg-test-provider openai-responses "$FAKE_URL" < <(simple)
+	assert_success
+	assert_line --index 0 --partial '"type":"retry","attempt":1,"of":8'
+	assert_line --index 0 --partial '"reason":"server"'
+	[ "$(text_of <<<"$output")" = recovered ]
+}
+
+@test "a connection reset in the middle of a stream is retried and reported as partial" {
+	fake_provider_start <<<'{"text":"This reply is cut off halfway through.","chunk":4,"reset_after":700}
+{"text":"Whole reply."}'
+	run xg-test-provider anthropic-messages "$FAKE_URL" < <(simple)
+	assert_success
+	assert_line --partial '"type":"retry","attempt":1,"of":8'
+	assert_line --partial '"reason":"network"'
+	assert_line --partial '"partial":true'
+	# Text came before the reset; after the retry report comes the second
+	# attempt, whole.
+	[ -n "$(sed -n '1,/"type":"retry"/p' <<<"$output" | sed '$d' | text_of)" ]
+	[ "$(sed -n '/"type":"retry"/,$p' <<<"$output" | tail -n +2 | text_of)" = "Whole reply." ]
+	run fake_log 'print(len(log))'
+	assert_output 2
+}
+
+@test "a stream silent past the idle timeout is retried" {
+	export XG_RETRY=base=1,cap=20,idle=1500
+	fake_provider_start <<<'{"text":"stalled reply","stall":6,"stall_after":50}
+{"text":"prompt reply"}'
+	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	assert_success
+	assert_line --index 0 --partial '"reason":"timeout","message":"no bytes from the provider for 1500 ms"'
+	[ "$(sed -n '/"type":"retry"/,$p' <<<"$output" | tail -n +2 | text_of)" = "prompt reply" ]
+}
+
+@test "eight failures in a row are retried eight times, then the final error is reported" {
+	export XG_RETRY=base=1,cap=5
+	fake_provider_start <<<'{"status":502,"body":"<html>bad gateway</html>","content_type":"text/html","repeat":20}'
+	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	[ "$status" -eq 69 ]
+	assert_line --index 7 '{"type":"retry","attempt":8,"of":8,"delay_ms":5,"reason":"server","message":"HTTP 502: <html>bad gateway</html>","partial":false}'
+	assert_line --index 8 '{"type":"error","class":"server","message":"HTTP 502: <html>bad gateway</html>","status":502,"transient":true,"exit":69}'
+	run events retry attempt <<<"$output"
+	assert_output "$(seq 1 8)"
+	run fake_log 'print(len(log))'
+	assert_output 9
+}
+
+@test "a rate limit that outlasts the retries ends with exit 75" {
+	export XG_RETRY=attempts=2,base=1,cap=5
+	fake_provider_start <<<'{"status":429,"repeat":5}'
+	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	[ "$status" -eq 75 ]
+	assert_line --partial '"class":"rate_limit"'
+	run fake_log 'print(len(log))'
+	assert_output 3
+}
+
+@test "errors that are not transient are not retried and map to their exit codes" {
+	ctx=$(tr -d '\n' <"$FIXTURES/wire/openai-error-400-context-length-exceeded.json")
+	while read -r code class want body; do
+		fake_provider_start <<<"{\"status\":${code},\"body\":${body}}"
+		run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+		[ "$status" -eq "$want" ]
+		assert_line --partial "\"class\":\"$class\""
+		assert_line --partial '"transient":false'
+		refute_line --partial '"type":"retry"'
+		run fake_log 'print(len(log))'
+		assert_output 1
+		fake_provider_stop
+	done <<CASES
+401 auth 77 {"error":{"message":"Invalid key","type":"invalid_request_error","code":"invalid_api_key"}}
+403 auth 77 {"type":"error","error":{"type":"permission_error","message":"no"}}
+429 usage_limit 75 {"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}
+402 usage_limit 75 {"error":{"message":"Insufficient credits","code":402}}
+400 context_overflow 65 $ctx
+400 context_overflow 65 {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}
+400 context_overflow 65 {"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}
+404 not_found 78 {"error":{"message":"The model does not exist","type":"invalid_request_error","code":"model_not_found"}}
+400 bad_request 70 {"error":{"message":"Unsupported parameter","type":"invalid_request_error"}}
+CASES
+}
+
+@test "transient error classes are retried: overloaded, server, protocol, in-stream errors" {
+	overloaded=$(cat "$FIXTURES/wire/anthropic-error-529-overloaded.json")
+	fake_provider_start <<STEPS
+{"status":529,"body":$overloaded}
+{"garbage":"<html>captive portal</html>"}
+{"text":"partial","stream_error":{"type":"overloaded_error","message":"Overloaded"}}
+{"text":"fine"}
+STEPS
+	run xg-test-provider anthropic-messages "$FAKE_URL" < <(simple)
+	assert_success
+	run events retry reason <<<"$output"
+	assert_output "$(printf 'overloaded\nprotocol\noverloaded')"
+	fake_provider_stop
+	fake_provider_start <<'STEPS'
+{"text":"x","stream_error":{"code":"server_error","message":"try again"}}
+{"text":"y","stream_error":{"code":500,"message":"llama.cpp failed","type":"server_error"},"dialect":"llama.cpp"}
+{"text":"ok"}
+STEPS
+	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	assert_success
+	run events retry reason <<<"$output"
+	assert_output "$(printf 'server\nserver')"
+}
+
+@test "an error inside a stream that is not transient ends the request at once" {
+	fake_provider_start <<<'{"text":"x","stream_error":{"code":"context_length_exceeded","message":"Your input exceeds the context window"}}'
+	run xg-test-provider openai-responses "$FAKE_URL" < <(simple)
+	[ "$status" -eq 65 ]
+	assert_line --partial '"class":"context_overflow"'
+	refute_line --partial '"type":"retry"'
+}
+
+@test "a refused connection is a network error, retried" {
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	export XG_RETRY=attempts=2,base=1,cap=2
+	run xg-test-provider openai-chat "http://127.0.0.1:$port/v1" < <(simple)
+	[ "$status" -eq 69 ]
+	run events retry reason <<<"$output"
+	assert_output "$(printf 'network\nnetwork')"
+}
+
+@test "XG_RETRY=off makes one attempt, and a malformed XG_RETRY is warned about and ignored" {
+	fake_provider_start <<<'{"status":500,"repeat":3}'
+	XG_RETRY=off run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	[ "$status" -eq 69 ]
+	refute_line --partial '"type":"retry"'
+	XG_RETRY='attempts=1,base=1,cap=1,bogus=3' run_split xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	[ "$status" -eq 69 ]
+	[[ $stderr == *"XG_RETRY: unknown or out-of-range 'bogus=3'"* ]]
+	run events retry attempt <<<"$output"
+	assert_output 1
+}
+
+@test "the proxy environment is honoured" {
+	fake_provider_start <<<'{"text":"via the proxy"}'
+	http_proxy="http://127.0.0.1:$FAKE_PORT" run xg-test-provider openai-chat http://provider.invalid/v1 < <(simple)
+	assert_success
+	[ "$(text_of <<<"$output")" = "via the proxy" ]
+	run fake_log 'print(log[0]["path"])'
+	assert_output http://provider.invalid/v1/chat/completions
+}
+
+@test "the key is never printed: not in events, errors, traces or the fake provider's log" {
+	canary=sk-canary-7f3a9c1e5b2d4f60
+	export XG_TEST_KEY=$canary FAKE_PROVIDER_KEY=$canary XG_TRACE=1
+	fake_provider_start <<'STEPS'
+{"text":"hello"}
+{"status":401,"echo_key":true}
+{"status":500,"body":{"error":{"message":"upstream said sk-canary-7f3a9c1e5b2d4f60 is odd"}}}
+{"text":"x","stream_error":{"message":"stream saw sk-canary-7f3a9c1e5b2d4f60","type":"invalid_request_error"}}
+STEPS
+	all="$BATS_TEST_TMPDIR/all-output"
+	for kind in openai-chat anthropic-messages; do
+		run xg-test-provider "$kind" "$FAKE_URL" < <(simple)
+		printf '%s\n%s\n' "$output" "$stderr" >>"$all"
+	done
+	XG_RETRY=off run xg-test-provider openai-responses "$FAKE_URL" < <(simple)
+	printf '%s\n%s\n' "$output" "$stderr" >>"$all"
+	XG_RETRY=off run xg-test-provider openai-responses "$FAKE_URL" < <(simple)
+	printf '%s\n%s\n' "$output" "$stderr" >>"$all"
+	# A wrong key is echoed by the server's 401 message.
+	XG_TEST_KEY=sk-wrong-canary-11 run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	[ "$status" -eq 77 ]
+	printf '%s\n%s\n' "$output" "$stderr" >>"$all"
+	cat "$FAKE_LOG" "$BATS_TEST_TMPDIR/fake/server.out" >>"$all"
+	# The key was sent, and the trace was on...
+	run fake_log 'print(sorted({r["auth"] for r in log}))'
+	assert_output "['ok', 'wrong']"
+	grep -q 'trace: > [Aa]uthorization: <redacted>' "$all"
+	grep -q 'trace: > x-api-key: <redacted>' "$all"
+	grep -q 'bad key <redacted>' "$all"
+	grep -q 'upstream said <redacted> is odd' "$all"
+	grep -q 'stream saw <redacted>' "$all"
+	grep -q 'Incorrect API key provided: <redacted>' "$all"
+	# ...and never shown.
+	! grep -q "$canary" "$all"
+	! grep -q sk-wrong-canary-11 "$all"
+}
+
+@test "the XG_RETRY example of man 7 xg retries twice" {
+	grep -q 'XG_RETRY=attempts=2,cap=5000' "$XG_SRCDIR/man/xg.7"
+	fake_provider_start <<<'{"status":500,"headers":{"retry-after-ms":"1"},"repeat":5}'
+	XG_RETRY=attempts=2,cap=5000 run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	[ "$status" -eq 69 ]
+	run events retry attempt <<<"$output"
+	assert_output "$(printf '1\n2')"
+}
+
+@test "an event stream that ends before its first byte is truncated, and retried" {
+	fake_provider_start <<<'{"raw":""}
+{"text":"ok"}'
+	run xg-test-provider openai-responses "$FAKE_URL" < <(simple)
+	assert_success
+	run events retry reason <<<"$output"
+	assert_output truncated
+}
+
+@test "a malformed request is refused before anything is sent, naming the message" {
+	fake_provider_start <<<'{"text":"never"}'
+	for kind in openai-chat openai-responses anthropic-messages; do
+		run xg-test-provider "$kind" "$FAKE_URL" <<<'{"model":"m","messages":[{"role":"user","text":"a"},{"role":"tool","output":"x"}]}'
+		[ "$status" -eq 65 ]
+		assert_output '{"type":"error","class":"request","message":"request: messages[1]: missing field '"'id'"'","transient":false,"exit":65}'
+	done
+	run fake_log 'print(len(log))'
+	assert_output 0
+}
+
+@test "by default 8 retries wait about four minutes in all, none over 60 s, and the idle timeout is 300 s" {
+	unset XG_RETRY
+	run xg-test-provider --policy
+	assert_success
+	python3 -c "import json,sys
+p = json.loads(sys.argv[1])
+assert (p['attempts'], p['idle_ms'], p['cap_ms']) == (8, 300000, 60000), p
+d = p['delays_ms']
+assert len(d) == 8 and max(d) <= 60000 and d[:5] == sorted(d[:5]), d
+assert 190000 <= sum(d) <= 260000, sum(d)" "$output"
+	XG_RETRY=attempts=3,idle=5000,connect=100,,cap=7 run xg-test-provider --policy
+	assert_output '{"attempts":3,"base_ms":2000,"cap_ms":7,"idle_ms":5000,"connect_ms":100,"delays_ms":[7,7,7]}'
+}
