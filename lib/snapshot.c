@@ -39,7 +39,7 @@ struct snap {
 	char *objdir;
 	int rootfd;
 	struct xg_snapshot_index ix;
-	struct xg_scan sc;
+	struct xg_snapshot_scan sc;
 	struct xg_snapshot_rules exclude, excludes_file;
 	int can_filter;
 	unsigned char *oids;	/* per index entry: the hashed id */
@@ -115,7 +115,7 @@ static const char *git_message(void)
 
 /* ---- ignore rules ---- */
 
-static const struct xg_snapshot_rules *dir_rules(struct snap *s, struct xg_scan_dir *d)
+static const struct xg_snapshot_rules *dir_rules(struct snap *s, struct xg_snapshot_scan_dir *d)
 {
 	if (!d->rules_loaded) {
 		d->rules_loaded = 1;
@@ -132,7 +132,7 @@ static const struct xg_snapshot_rules *dir_rules(struct snap *s, struct xg_scan_
 
 /* Whether path, inside directory d, is ignored by its own name (the
  * caller has checked that d is not). */
-static int ignored(struct snap *s, struct xg_scan_dir *d, const char *path, size_t len,
+static int ignored(struct snap *s, struct xg_snapshot_scan_dir *d, const char *path, size_t len,
 		   int is_dir)
 {
 	int r;
@@ -150,7 +150,7 @@ static int ignored(struct snap *s, struct xg_scan_dir *d, const char *path, size
 	return 0;
 }
 
-static int dir_excluded(struct snap *s, struct xg_scan_dir *d)
+static int dir_excluded(struct snap *s, struct xg_snapshot_scan_dir *d)
 {
 	if (d->excluded < 0)
 		d->excluded = !d->parent ? 0 :
@@ -243,10 +243,10 @@ static void add_untracked(struct snap *s, const char *path, size_t len, unsigned
 	}
 }
 
-static void walk_untracked_dir(struct snap *s, struct xg_scan_dir *d);
+static void walk_untracked_dir(struct snap *s, struct xg_snapshot_scan_dir *d);
 
 /* One name the index does not know, found in directory d. */
-static void consider(struct snap *s, struct xg_scan_dir *d, const char *name, unsigned char type)
+static void consider(struct snap *s, struct xg_snapshot_scan_dir *d, const char *name, unsigned char type)
 {
 	struct xg_buf p = XG_BUF_INIT(0);
 
@@ -266,7 +266,7 @@ static void consider(struct snap *s, struct xg_scan_dir *d, const char *name, un
 				xg_buf_addch(&p, '/');
 				skip(s, p.buf, p.len, "max-files");
 			} else {
-				struct xg_scan_dir sub;
+				struct xg_snapshot_scan_dir sub;
 
 				memset(&sub, 0, sizeof(sub));
 				sub.path = p.buf;
@@ -284,9 +284,9 @@ static void consider(struct snap *s, struct xg_scan_dir *d, const char *name, un
 	xg_buf_release(&p);
 }
 
-static void walk_untracked_dir(struct snap *s, struct xg_scan_dir *d)
+static void walk_untracked_dir(struct snap *s, struct xg_snapshot_scan_dir *d)
 {
-	struct xg_scan_name *ls = NULL;
+	struct xg_snapshot_scan_name *ls = NULL;
 	size_t nls = 0, als = 0, i;
 	struct dirent *de;
 	DIR *dp;
@@ -325,7 +325,7 @@ static void walk_untracked_dir(struct snap *s, struct xg_scan_dir *d)
 	}
 	closedir(dp);
 	if (nls)
-		qsort(ls, nls, sizeof(*ls), xg_scan_name_cmp);
+		qsort(ls, nls, sizeof(*ls), xg_snapshot_scan_name_cmp);
 	for (i = 0; i < nls; i++) {
 		consider(s, d, ls[i].name, ls[i].type);
 		free(ls[i].name);
@@ -338,7 +338,7 @@ static void walk_untracked(struct snap *s)
 	size_t i, k;
 
 	for (i = 0; i < s->sc.ndirs && !timed_out(s); i++) {
-		struct xg_scan_dir *d = s->sc.dirs[i];
+		struct xg_snapshot_scan_dir *d = s->sc.dirs[i];
 
 		if (d->has_gitattributes)
 			s->can_filter = 1;
@@ -466,19 +466,19 @@ static int hash_tracked(struct snap *s)
 		uint32_t mode;
 		int r;
 
-		if (*st == XG_SCAN_GONE || *st == XG_SCAN_SPECIAL) {
-			if (*st == XG_SCAN_SPECIAL)
+		if (*st == XG_SNAPSHOT_SCAN_GONE || *st == XG_SNAPSHOT_SCAN_SPECIAL) {
+			if (*st == XG_SNAPSHOT_SCAN_SPECIAL)
 				skip(s, e->path, e->pathlen, "special-file");
-			s->deleted += *st == XG_SCAN_GONE;
+			s->deleted += *st == XG_SNAPSHOT_SCAN_GONE;
 			invalidate(s, e->path, e->pathlen);
 			continue;
 		}
-		if (*st == XG_SCAN_ERROR) {
+		if (*st == XG_SNAPSHOT_SCAN_ERROR) {
 			skip(s, e->path, e->pathlen, "unreadable");
-			*st = XG_SCAN_KEEP;
+			*st = XG_SNAPSHOT_SCAN_KEEP;
 			continue;
 		}
-		if (*st != XG_SCAN_HASH)
+		if (*st != XG_SNAPSHOT_SCAN_HASH)
 			continue;
 		if (timed_out(s))
 			return -1;
@@ -487,11 +487,11 @@ static int hash_tracked(struct snap *s)
 			return -1;
 		if (r < 0) {
 			skip(s, e->path, e->pathlen, "unreadable");
-			*st = e->stage ? XG_SCAN_GONE : XG_SCAN_KEEP;
+			*st = e->stage ? XG_SNAPSHOT_SCAN_GONE : XG_SNAPSHOT_SCAN_KEEP;
 			continue;
 		}
 		if (r == 0) {
-			*st = XG_SCAN_GONE;
+			*st = XG_SNAPSHOT_SCAN_GONE;
 			s->deleted++;
 			invalidate(s, e->path, e->pathlen);
 			continue;
@@ -626,7 +626,7 @@ static struct fent *merge_entries(struct snap *s, size_t *nr)
 		unsigned char st = e ? s->sc.state[i] : 0;
 		int c;
 
-		if (e && (st == XG_SCAN_GONE || st == XG_SCAN_SPECIAL || st == XG_SCAN_DROP ||
+		if (e && (st == XG_SNAPSHOT_SCAN_GONE || st == XG_SNAPSHOT_SCAN_SPECIAL || st == XG_SNAPSHOT_SCAN_DROP ||
 			  (n && f[n - 1].len == e->pathlen && !memcmp(f[n - 1].path, e->path, e->pathlen)))) {
 			i++;
 			continue;
@@ -639,7 +639,7 @@ static struct fent *merge_entries(struct snap *s, size_t *nr)
 		if (c <= 0) {
 			f[n].path = e->path;
 			f[n].len = e->pathlen;
-			if (st == XG_SCAN_HASH) {
+			if (st == XG_SNAPSHOT_SCAN_HASH) {
 				f[n].mode = s->modes[i];
 				f[n].oid = s->oids + 20 * i;
 			} else {
@@ -892,7 +892,7 @@ static const char *prepare(struct snap *s, git_config *cfg)
 		return "unreadable";
 	}
 	xg_snapshot_pack_init(&s->pk, s->odb);
-	xg_scan_init(&s->sc, &s->ix, s->rootfd);
+	xg_snapshot_scan_init(&s->sc, &s->ix, s->rootfd);
 	s->sc.deadline = s->deadline;
 	read_config(s, cfg);
 	p = xg_asprintf("%sinfo/exclude", common);
@@ -913,7 +913,7 @@ static void drop_stages(struct snap *s)
 	for (i = 1; i < s->ix.nr; i++)
 		if (s->ix.entries[i].pathlen == s->ix.entries[i - 1].pathlen &&
 		    !memcmp(s->ix.entries[i].path, s->ix.entries[i - 1].path, s->ix.entries[i].pathlen))
-			s->sc.state[i] = XG_SCAN_DROP;
+			s->sc.state[i] = XG_SNAPSHOT_SCAN_DROP;
 }
 
 static const char *take(struct snap *s, jv *rec, git_config *cfg)
@@ -932,7 +932,7 @@ static const char *take(struct snap *s, jv *rec, git_config *cfg)
 						 : jv_null());
 	if ((reason = prepare(s, cfg)))
 		return reason;
-	if (xg_scan_run(&s->sc, s->o->threads) < 0)
+	if (xg_snapshot_scan_run(&s->sc, s->o->threads) < 0)
 		return "timeout";
 	drop_stages(s);
 	s->oids = xg_malloc(20 * (s->ix.nr ? s->ix.nr : 1));
@@ -1010,7 +1010,7 @@ jv xg_snapshot_take(const struct xg_snapshot_opts *o)
 	if (reason && strcmp(reason, "timeout"))
 		s.complete = 0;
 	rec = finish(&s, rec, reason);
-	xg_scan_release(&s.sc);
+	xg_snapshot_scan_release(&s.sc);
 	xg_snapshot_index_release(&s.ix);
 	xg_snapshot_pack_release(&s.pk);
 	xg_snapshot_rules_release(&s.exclude);

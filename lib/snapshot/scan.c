@@ -12,7 +12,7 @@ static size_t hash_path(const char *p, size_t len)
 	return h;
 }
 
-struct xg_scan_dir *xg_scan_lookup(const struct xg_scan *sc, const char *path, size_t len)
+struct xg_snapshot_scan_dir *xg_snapshot_scan_lookup(const struct xg_snapshot_scan *sc, const char *path, size_t len)
 {
 	size_t s = hash_path(path, len) & (sc->nmap - 1);
 
@@ -22,10 +22,10 @@ struct xg_scan_dir *xg_scan_lookup(const struct xg_scan *sc, const char *path, s
 	return NULL;
 }
 
-static void map_grow(struct xg_scan *sc)
+static void map_grow(struct xg_snapshot_scan *sc)
 {
 	size_t i, n = sc->nmap ? sc->nmap * 2 : 256;
-	struct xg_scan_dir **m = xg_calloc(n, sizeof(*m));
+	struct xg_snapshot_scan_dir **m = xg_calloc(n, sizeof(*m));
 
 	for (i = 0; i < sc->ndirs; i++) {
 		size_t s = hash_path(sc->dirs[i]->path, sc->dirs[i]->len) & (n - 1);
@@ -40,10 +40,10 @@ static void map_grow(struct xg_scan *sc)
 }
 
 
-static struct xg_scan_dir *get_dir(struct xg_scan *sc, const char *path, size_t len,
+static struct xg_snapshot_scan_dir *get_dir(struct xg_snapshot_scan *sc, const char *path, size_t len,
 				   size_t *alloc)
 {
-	struct xg_scan_dir *d = sc->nmap ? xg_scan_lookup(sc, path, len) : NULL;
+	struct xg_snapshot_scan_dir *d = sc->nmap ? xg_snapshot_scan_lookup(sc, path, len) : NULL;
 	const char *slash;
 	size_t s;
 
@@ -72,14 +72,14 @@ static struct xg_scan_dir *get_dir(struct xg_scan *sc, const char *path, size_t 
 
 static int cmp_dir(const void *a, const void *b)
 {
-	const struct xg_scan_dir *const *x = a, *const *y = b;
+	const struct xg_snapshot_scan_dir *const *x = a, *const *y = b;
 
 	return strcmp((*x)->path, (*y)->path);
 }
 
-void xg_scan_init(struct xg_scan *sc, const struct xg_snapshot_index *ix, int rootfd)
+void xg_snapshot_scan_init(struct xg_snapshot_scan *sc, const struct xg_snapshot_index *ix, int rootfd)
 {
-	struct xg_scan_dir *d = NULL;
+	struct xg_snapshot_scan_dir *d = NULL;
 	size_t i, alloc = 0;
 
 	memset(sc, 0, sizeof(*sc));
@@ -101,12 +101,12 @@ void xg_scan_init(struct xg_scan *sc, const struct xg_snapshot_index *ix, int ro
 	qsort(sc->dirs, sc->ndirs, sizeof(*sc->dirs), cmp_dir);
 }
 
-void xg_scan_release(struct xg_scan *sc)
+void xg_snapshot_scan_release(struct xg_snapshot_scan *sc)
 {
 	size_t i, k;
 
 	for (i = 0; i < sc->ndirs; i++) {
-		struct xg_scan_dir *d = sc->dirs[i];
+		struct xg_snapshot_scan_dir *d = sc->dirs[i];
 
 		for (k = 0; k < d->nnames; k++)
 			free(d->names[k].name);
@@ -122,9 +122,9 @@ void xg_scan_release(struct xg_scan *sc)
 	memset(sc, 0, sizeof(*sc));
 }
 
-int xg_scan_name_cmp(const void *a, const void *b)
+int xg_snapshot_scan_name_cmp(const void *a, const void *b)
 {
-	const struct xg_scan_name *x = a, *y = b;
+	const struct xg_snapshot_scan_name *x = a, *y = b;
 
 	return strcmp(x->name, y->name);
 }
@@ -137,7 +137,7 @@ static const unsigned char empty_blob[20] = {
 /* git's ie_match_stat without the content check: whether the stat data
  * says the file changed.  Times compare to the second, as git built without
  * USE_NSEC does. */
-static int stat_changed(const struct xg_scan *sc, const struct xg_snapshot_entry *e,
+static int stat_changed(const struct xg_snapshot_scan *sc, const struct xg_snapshot_entry *e,
 			const struct stat *st)
 {
 	switch (e->mode & S_IFMT) {
@@ -164,34 +164,34 @@ static int stat_changed(const struct xg_scan *sc, const struct xg_snapshot_entry
 	return e->size != (uint32_t)st->st_size;
 }
 
-static unsigned char check_entry(const struct xg_scan *sc, const struct xg_snapshot_entry *e,
+static unsigned char check_entry(const struct xg_snapshot_scan *sc, const struct xg_snapshot_entry *e,
 				 int fd, const char *name, unsigned char type)
 {
 	const struct timespec *ts = &sc->ix->mtime;
 	struct stat st;
 
 	if ((e->mode & S_IFMT) == 0160000)
-		return type == DT_DIR || type == DT_UNKNOWN ? XG_SCAN_KEEP : XG_SCAN_HASH;
+		return type == DT_DIR || type == DT_UNKNOWN ? XG_SNAPSHOT_SCAN_KEEP : XG_SNAPSHOT_SCAN_HASH;
 	if (e->stage || (e->xflags & XG_SNAPSHOT_INTENT_TO_ADD))
-		return XG_SCAN_HASH;
+		return XG_SNAPSHOT_SCAN_HASH;
 	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return XG_SCAN_GONE;
+		return XG_SNAPSHOT_SCAN_GONE;
 	if (S_ISDIR(st.st_mode))
-		return XG_SCAN_GONE;
+		return XG_SNAPSHOT_SCAN_GONE;
 	if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
-		return XG_SCAN_SPECIAL;
+		return XG_SNAPSHOT_SCAN_SPECIAL;
 	if (stat_changed(sc, e, &st))
-		return XG_SCAN_HASH;
+		return XG_SNAPSHOT_SCAN_HASH;
 	/* Smudged by git as racily clean when the index was written. */
 	if (!e->size && memcmp(e->oid, empty_blob, 20))
-		return XG_SCAN_HASH;
+		return XG_SNAPSHOT_SCAN_HASH;
 	/* Racy: modified in the second the index was written. */
 	if (ts->tv_sec && (uint32_t)ts->tv_sec <= e->mtime_s)
-		return XG_SCAN_HASH;
-	return XG_SCAN_SAME;
+		return XG_SNAPSHOT_SCAN_HASH;
+	return XG_SNAPSHOT_SCAN_SAME;
 }
 
-static void add_name(struct xg_scan_dir *d, char *name, unsigned char type)
+static void add_name(struct xg_snapshot_scan_dir *d, char *name, unsigned char type)
 {
 	XG_ALLOC_GROW(d->names, d->nnames + 1, d->anames);
 	d->names[d->nnames].name = name;
@@ -215,10 +215,10 @@ static unsigned char type_at(int fd, const char *name)
 
 /* Lists directory d, sorted; NULL (with d->gone or d->err) when it
  * cannot be opened as a directory. */
-static DIR *list_dir(struct xg_scan *sc, struct xg_scan_dir *d, struct xg_scan_name **out,
+static DIR *list_dir(struct xg_snapshot_scan *sc, struct xg_snapshot_scan_dir *d, struct xg_snapshot_scan_name **out,
 		     size_t *nout)
 {
-	struct xg_scan_name *ls = NULL;
+	struct xg_snapshot_scan_name *ls = NULL;
 	size_t nls = 0, als = 0;
 	struct dirent *de;
 	DIR *dp;
@@ -245,7 +245,7 @@ static DIR *list_dir(struct xg_scan *sc, struct xg_scan_dir *d, struct xg_scan_n
 		ls[nls++].type = de->d_type;
 	}
 	if (nls)
-		qsort(ls, nls, sizeof(*ls), xg_scan_name_cmp);
+		qsort(ls, nls, sizeof(*ls), xg_snapshot_scan_name_cmp);
 	*out = ls;
 	*nout = nls;
 	return dp;
@@ -253,10 +253,10 @@ static DIR *list_dir(struct xg_scan *sc, struct xg_scan_dir *d, struct xg_scan_n
 
 /* A name in d that the index does not know as a file: a tracked
  * directory, or a candidate for the untracked walk. */
-static void unknown_name(struct xg_scan *sc, struct xg_scan_dir *d, int fd,
-			 struct xg_scan_name *n, struct xg_buf *sub)
+static void unknown_name(struct xg_snapshot_scan *sc, struct xg_snapshot_scan_dir *d, int fd,
+			 struct xg_snapshot_scan_name *n, struct xg_buf *sub)
 {
-	struct xg_scan_dir *child;
+	struct xg_snapshot_scan_dir *child;
 	unsigned char t = n->type;
 
 	if (!strcmp(n->name, ".git")) {	/* never content */
@@ -273,7 +273,7 @@ static void unknown_name(struct xg_scan *sc, struct xg_scan_dir *d, int fd,
 		xg_buf_addch(sub, '/');
 	}
 	xg_buf_addstr(sub, n->name);
-	child = xg_scan_lookup(sc, sub->buf, sub->len);
+	child = xg_snapshot_scan_lookup(sc, sub->buf, sub->len);
 	if (t == DT_UNKNOWN)
 		t = type_at(fd, n->name);
 	if (child) {
@@ -291,9 +291,9 @@ static int keep_as_is(const struct xg_snapshot_entry *e)
 	return (e->xflags & XG_SNAPSHOT_SKIP_WORKTREE) || (e->flags & XG_SNAPSHOT_ASSUME_VALID);
 }
 
-static void scan_dir(struct xg_scan *sc, struct xg_scan_dir *d)
+static void scan_dir(struct xg_snapshot_scan *sc, struct xg_snapshot_scan_dir *d)
 {
-	struct xg_scan_name *ls = NULL;
+	struct xg_snapshot_scan_name *ls = NULL;
 	struct xg_buf sub = XG_BUF_INIT(0);
 	size_t nls = 0, i, k, skip = d->len ? d->len + 1 : 0;
 	DIR *dp = list_dir(sc, d, &ls, &nls);
@@ -318,13 +318,13 @@ static void scan_dir(struct xg_scan *sc, struct xg_scan_dir *d)
 		if (!strcmp(base, ".gitattributes"))
 			d->has_gitattributes = 1;
 		if (c < 0) {	/* in the index, not in the directory */
-			sc->state[d->files[i++]] = keep_as_is(e) ? XG_SCAN_KEEP : XG_SCAN_GONE;
+			sc->state[d->files[i++]] = keep_as_is(e) ? XG_SNAPSHOT_SCAN_KEEP : XG_SNAPSHOT_SCAN_GONE;
 			continue;
 		}
-		st = keep_as_is(e) ? XG_SCAN_KEEP : check_entry(sc, e, fd, base, ls[k].type);
+		st = keep_as_is(e) ? XG_SNAPSHOT_SCAN_KEEP : check_entry(sc, e, fd, base, ls[k].type);
 		sc->state[d->files[i++]] = st;
 		/* A file that became a directory: its contents are untracked. */
-		if (st == XG_SCAN_GONE && type_at(fd, base) == DT_DIR) {
+		if (st == XG_SNAPSHOT_SCAN_GONE && type_at(fd, base) == DT_DIR) {
 			add_name(d, ls[k].name, DT_DIR);
 			ls[k].name = NULL;
 		}
@@ -340,7 +340,7 @@ static void scan_dir(struct xg_scan *sc, struct xg_scan_dir *d)
 
 static void *worker(void *arg)
 {
-	struct xg_scan *sc = arg;
+	struct xg_snapshot_scan *sc = arg;
 	size_t i;
 
 	while ((i = __atomic_fetch_add(&sc->next, 1, __ATOMIC_RELAXED)) < sc->ndirs) {
@@ -357,12 +357,12 @@ static void *worker(void *arg)
 
 /* A directory whose parent no longer lists it as a directory is gone, and
  * so is everything the index has below it. */
-static void settle_gone(struct xg_scan *sc)
+static void settle_gone(struct xg_snapshot_scan *sc)
 {
 	size_t i, k;
 
 	for (i = 1; i < sc->ndirs; i++) {
-		struct xg_scan_dir *d = sc->dirs[i];
+		struct xg_snapshot_scan_dir *d = sc->dirs[i];
 
 		if (d->parent->gone || d->parent->err || d->seen != DT_DIR)
 			d->gone = 1;
@@ -370,7 +370,7 @@ static void settle_gone(struct xg_scan *sc)
 			d->err = d->parent->err;
 	}
 	for (i = 0; i < sc->ndirs; i++) {
-		struct xg_scan_dir *d = sc->dirs[i];
+		struct xg_snapshot_scan_dir *d = sc->dirs[i];
 
 		if (!d->gone && !d->err)
 			continue;
@@ -378,9 +378,9 @@ static void settle_gone(struct xg_scan *sc)
 			const struct xg_snapshot_entry *e = &sc->ix->entries[d->files[k]];
 
 			if ((e->xflags & XG_SNAPSHOT_SKIP_WORKTREE) || (e->flags & XG_SNAPSHOT_ASSUME_VALID))
-				sc->state[d->files[k]] = XG_SCAN_KEEP;
+				sc->state[d->files[k]] = XG_SNAPSHOT_SCAN_KEEP;
 			else
-				sc->state[d->files[k]] = d->err ? XG_SCAN_ERROR : XG_SCAN_GONE;
+				sc->state[d->files[k]] = d->err ? XG_SNAPSHOT_SCAN_ERROR : XG_SNAPSHOT_SCAN_GONE;
 		}
 		for (k = 0; k < d->nnames; k++)
 			free(d->names[k].name);
@@ -388,7 +388,7 @@ static void settle_gone(struct xg_scan *sc)
 	}
 }
 
-int xg_scan_run(struct xg_scan *sc, int threads)
+int xg_snapshot_scan_run(struct xg_snapshot_scan *sc, int threads)
 {
 	pthread_t tid[8];
 	int i, started = 0;

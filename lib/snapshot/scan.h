@@ -13,27 +13,27 @@
 #include "snapshot/ignore.h"
 
 enum {
-	XG_SCAN_SAME,		/* stat data matches: not read */
-	XG_SCAN_HASH,		/* to read and hash */
-	XG_SCAN_GONE,		/* deleted from the working tree */
-	XG_SCAN_KEEP,		/* kept as the index has it (gitlink, skip-worktree) */
-	XG_SCAN_DROP,		/* a further stage of a conflicted path */
-	XG_SCAN_SPECIAL,	/* a fifo, socket or device now */
-	XG_SCAN_ERROR		/* its directory could not be read */
+	XG_SNAPSHOT_SCAN_SAME,		/* stat data matches: not read */
+	XG_SNAPSHOT_SCAN_HASH,		/* to read and hash */
+	XG_SNAPSHOT_SCAN_GONE,		/* deleted from the working tree */
+	XG_SNAPSHOT_SCAN_KEEP,		/* kept as the index has it (gitlink, skip-worktree) */
+	XG_SNAPSHOT_SCAN_DROP,		/* a further stage of a conflicted path */
+	XG_SNAPSHOT_SCAN_SPECIAL,	/* a fifo, socket or device now */
+	XG_SNAPSHOT_SCAN_ERROR		/* its directory could not be read */
 };
 
-struct xg_scan_name {
+struct xg_snapshot_scan_name {
 	char *name;
 	unsigned char type;	/* DT_* */
 };
 
-struct xg_scan_dir {
+struct xg_snapshot_scan_dir {
 	char *path;		/* "" for the top */
 	size_t len;
-	struct xg_scan_dir *parent;
+	struct xg_snapshot_scan_dir *parent;
 	size_t *files;		/* index entries directly inside */
 	size_t nfiles, afiles;
-	struct xg_scan_name *names;	/* what the index does not know */
+	struct xg_snapshot_scan_name *names;	/* what the index does not know */
 	size_t nnames, anames;
 	unsigned char seen;	/* its type in the parent's listing; 0: not there */
 	unsigned char gone;	/* no longer a directory */
@@ -44,27 +44,27 @@ struct xg_scan_dir {
 	struct xg_snapshot_rules rules;
 };
 
-struct xg_scan {
+struct xg_snapshot_scan {
 	const struct xg_snapshot_index *ix;
 	int rootfd;
 	int filemode, trustctime, checkstat;	/* core.* settings */
 	int64_t deadline;	/* xg_clock_ms() value */
 	int timed_out;
 	unsigned char *state;	/* per index entry */
-	struct xg_scan_dir **dirs;	/* sorted by path; dirs[0] is the top */
+	struct xg_snapshot_scan_dir **dirs;	/* sorted by path; dirs[0] is the top */
 	size_t ndirs;
 	/* path -> dir, open addressing */
-	struct xg_scan_dir **map;
+	struct xg_snapshot_scan_dir **map;
 	size_t nmap;
 	size_t next;		/* the next job, taken atomically */
 };
 
 /* Builds the directory jobs from the index. */
-void xg_scan_init(struct xg_scan *sc, const struct xg_snapshot_index *ix, int rootfd);
+void xg_snapshot_scan_init(struct xg_snapshot_scan *sc, const struct xg_snapshot_index *ix, int rootfd);
 /* Runs them on up to threads threads; -1 on timeout. */
-int xg_scan_run(struct xg_scan *sc, int threads);
-struct xg_scan_dir *xg_scan_lookup(const struct xg_scan *sc, const char *path, size_t len);
-void xg_scan_release(struct xg_scan *sc);
-int xg_scan_name_cmp(const void *a, const void *b);
+int xg_snapshot_scan_run(struct xg_snapshot_scan *sc, int threads);
+struct xg_snapshot_scan_dir *xg_snapshot_scan_lookup(const struct xg_snapshot_scan *sc, const char *path, size_t len);
+void xg_snapshot_scan_release(struct xg_snapshot_scan *sc);
+int xg_snapshot_scan_name_cmp(const void *a, const void *b);
 
 #endif
