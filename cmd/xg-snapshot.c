@@ -31,21 +31,24 @@ static const struct xg_command cmd = {
 	usage, options
 };
 
-/* Takes one snapshot and writes its record; returns whether it has a commit. */
-static int snapshot(struct xg_rec_writer *w, struct xg_snapshot_opts *so, const char *cwd)
+/* Takes one snapshot; *ok says whether it has a commit. */
+static jv snapshot(struct xg_snapshot_opts *so, const char *cwd, int *ok)
 {
 	const char *dir = so->dir;
 	jv rec;
-	int ok;
 
 	if (!dir)
 		so->dir = cwd;
 	rec = xg_snapshot_take(so);
 	so->dir = dir;
-	ok = jv_get_kind(xg_json_get_peek(rec, "commit")) == JV_KIND_STRING;
+	*ok = jv_get_kind(xg_json_get_peek(rec, "commit")) == JV_KIND_STRING;
+	return rec;
+}
+
+static void write_or_die(struct xg_rec_writer *w, jv rec)
+{
 	if (xg_rec_write(w, rec) < 0)
 		xg_die_errno(XG_EX_IOERR, "cannot write standard output");
-	return ok;
 }
 
 static int run_snapshot(struct xg_snapshot_opts *so, int strict)
@@ -53,27 +56,37 @@ static int run_snapshot(struct xg_snapshot_opts *so, int strict)
 	struct xg_rec_writer w;
 	struct xg_rec_reader r;
 	struct xg_rec rec;
-	int requests = 0, failed = 0;
+	int requests = 0, ok = 1, all_ok = 1;
+	jv snap;
 
 	xg_rec_writer_init(&w, stdout);
 	if (xg_stdin_readable()) {
 		xg_rec_reader_init(&r, 0, "standard input");
 		while (xg_rec_next_or_die(&r, &rec) > 0) {
+			int is_request = rec.type && !strcmp(rec.type, "request");
+
+			/* Each typed turn gets its snapshot, taken before the
+			 * request goes on (so no later stage can have acted on
+			 * it yet) and written right after it. */
+			if (is_request) {
+				snap = snapshot(so, xg_json_string_peek(rec.v, "cwd"), &ok);
+				all_ok &= ok;
+				requests++;
+			}
 			if (xg_rec_pass(&w, &rec) < 0)
 				xg_die_errno(XG_EX_IOERR, "cannot write standard output");
-			/* Each typed turn gets its snapshot, right after it. */
-			if (rec.type && !strcmp(rec.type, "request")) {
-				requests++;
-				failed |= !snapshot(&w, so, xg_json_string_peek(rec.v, "cwd"));
-			}
+			if (is_request)
+				write_or_die(&w, snap);
 			xg_rec_release(&rec);
 		}
 		xg_rec_reader_release(&r);
 	}
-	if (!requests)
-		failed |= !snapshot(&w, so, NULL);
+	if (!requests) {
+		write_or_die(&w, snapshot(so, NULL, &ok));
+		all_ok &= ok;
+	}
 	xg_rec_writer_release(&w);
-	return strict && failed ? XG_EX_FAIL : XG_EX_OK;
+	return strict && !all_ok ? XG_EX_FAIL : XG_EX_OK;
 }
 
 static int run_replay(struct xg_snapshot_replay_opts *ro)
