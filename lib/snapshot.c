@@ -57,6 +57,8 @@ struct snap {
 	struct xg_snapshot_cache_tree **cache;	/* path -> cache tree */
 	size_t ncache;
 	struct xg_snapshot_pack pk;
+	char *pre_workdir, *pre_gitdir;	/* where the early scan runs */
+	int prescanned;
 	char err[512];
 };
 
@@ -872,28 +874,127 @@ static jv finish(struct snap *s, jv rec, const char *reason)
 	return rec;
 }
 
-/* Reads the index and the settings; a reason when that fails. */
-static const char *prepare(struct snap *s, git_config *cfg)
+/*
+ * Finds the working tree and git directory above dir the way git does for
+ * a plain repository or a linked worktree (a .git directory, or a .git
+ * file naming one), without libgit2.  The early scan runs there while
+ * libgit2 starts; prescan_matches checks libgit2 found the same.
+ */
+static int discover(const char *dir, char **workdir, char **gitdir)
 {
-	const char *common = git_repository_commondir(s->repo);
-	char *p = xg_path_join(git_repository_path(s->repo), "index");
+	char *p = realpath(dir, NULL);
+	struct xg_buf b = XG_BUF_INIT(4096);
+
+	while (p) {
+		char *dotgit = xg_asprintf("%s/.git", strcmp(p, "/") ? p : "");
+		struct stat st;
+
+		xg_buf_reset(&b);
+		if (!lstat(dotgit, &st) && S_ISDIR(st.st_mode)) {
+			*gitdir = dotgit;
+			*workdir = p;
+			return 0;
+		}
+		if (!lstat(dotgit, &st) && S_ISREG(st.st_mode) && !xg_read_file(dotgit, &b) &&
+		    !strncmp(b.buf, "gitdir: ", 8)) {
+			char *g = b.buf + 8, *rel;
+
+			g[strcspn(g, "\r\n")] = '\0';
+			rel = *g == '/' ? xg_strdup(g) : xg_asprintf("%s/%s", p, g);
+			*gitdir = realpath(rel, NULL);
+			free(rel);
+			free(dotgit);
+			xg_buf_release(&b);
+			if (!*gitdir) {
+				free(p);
+				return -1;
+			}
+			*workdir = p;
+			return 0;
+		}
+		free(dotgit);
+		if (!strcmp(p, "/"))
+			break;
+		*strrchr(p, '/') = '\0';
+		if (!*p) {
+			p[0] = '/';
+			p[1] = '\0';
+		}
+	}
+	free(p);
+	xg_buf_release(&b);
+	return -1;
+}
+
+/* Reads the index and starts the scan of the working tree it describes. */
+static int start_scan(struct snap *s, const char *workdir, const char *gitdir)
+{
+	char *p = xg_path_join(gitdir, "index");
 	int rc = xg_snapshot_index_read(&s->ix, p, s->err, sizeof(s->err));
 
 	free(p);
 	if (rc < 0)
-		return "unreadable";
-	s->rootfd = open(s->workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		return -1;
+	s->rootfd = open(workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (s->rootfd < 0) {
-		snprintf(s->err, sizeof(s->err), "cannot open '%s': %s", s->workdir, strerror(errno));
-		return "unreadable";
+		snprintf(s->err, sizeof(s->err), "cannot open '%s': %s", workdir, strerror(errno));
+		return -1;
 	}
+	xg_snapshot_scan_init(&s->sc, &s->ix, s->rootfd);
+	s->sc.deadline = s->deadline;
+	xg_snapshot_scan_start(&s->sc, s->o->threads);
+	return 0;
+}
+
+/* Stops and forgets a scan (the early one, when libgit2 disagrees). */
+static void drop_scan(struct snap *s)
+{
+	__atomic_store_n(&s->sc.timed_out, 1, __ATOMIC_RELAXED);
+	xg_snapshot_scan_finish(&s->sc);
+	xg_snapshot_scan_release(&s->sc);
+	xg_snapshot_index_release(&s->ix);
+	if (s->rootfd >= 0)
+		close(s->rootfd);
+	s->rootfd = -1;
+	s->prescanned = 0;
+	s->err[0] = '\0';
+}
+
+static void prescan(struct snap *s, const char *dir)
+{
+	if (discover(dir, &s->pre_workdir, &s->pre_gitdir) < 0)
+		return;
+	s->prescanned = 1;
+	if (start_scan(s, s->pre_workdir, s->pre_gitdir) < 0)
+		drop_scan(s);
+}
+
+static int same_dir(const char *a, const char *b)
+{
+	char *x = realpath(a, NULL), *y = realpath(b, NULL);
+	int same = x && y && !strcmp(x, y);
+
+	free(x);
+	free(y);
+	return same;
+}
+
+/* Reads the index and the settings; a reason when that fails. */
+static const char *prepare(struct snap *s, git_config *cfg)
+{
+	const char *common = git_repository_commondir(s->repo);
+	char *p;
+
+	if (s->prescanned && !(same_dir(s->pre_workdir, s->workdir) &&
+			       same_dir(s->pre_gitdir, git_repository_path(s->repo))))
+		drop_scan(s);
+	if (!s->prescanned && start_scan(s, s->workdir, git_repository_path(s->repo)) < 0)
+		return "unreadable";
 	if (git_repository_odb(&s->odb, s->repo) < 0) {
 		snprintf(s->err, sizeof(s->err), "%s", git_message());
 		return "unreadable";
 	}
 	xg_snapshot_pack_init(&s->pk, s->odb);
-	xg_snapshot_scan_init(&s->sc, &s->ix, s->rootfd);
-	s->sc.deadline = s->deadline;
 	read_config(s, cfg);
 	p = xg_asprintf("%sinfo/exclude", common);
 	xg_snapshot_rules_load(&s->exclude, "", p);
@@ -932,8 +1033,9 @@ static const char *take(struct snap *s, jv *rec, git_config *cfg)
 						 : jv_null());
 	if ((reason = prepare(s, cfg)))
 		return reason;
-	if (xg_snapshot_scan_run(&s->sc, s->o->threads) < 0)
+	if (xg_snapshot_scan_finish(&s->sc) < 0)
 		return "timeout";
+	xg_snapshot_scan_classify(&s->sc);
 	drop_stages(s);
 	s->oids = xg_malloc(20 * (s->ix.nr ? s->ix.nr : 1));
 	s->modes = xg_malloc(sizeof(*s->modes) * (s->ix.nr ? s->ix.nr : 1));
@@ -981,6 +1083,9 @@ jv xg_snapshot_take(const struct xg_snapshot_opts *o)
 	s.complete = 1;
 	s.rootfd = -1;
 	s.skipped = jv_array();
+	/* The scan needs no libgit2: it starts first and runs while libgit2
+	 * loads and opens the repository. */
+	prescan(&s, dir);
 	git_libgit2_init();
 	rc = git_repository_open_ext(&s.repo, dir, 0, NULL);
 	if (rc < 0) {
@@ -1010,7 +1115,11 @@ jv xg_snapshot_take(const struct xg_snapshot_opts *o)
 	if (reason && strcmp(reason, "timeout"))
 		s.complete = 0;
 	rec = finish(&s, rec, reason);
+	if (s.sc.nthreads)
+		drop_scan(&s);
 	xg_snapshot_scan_release(&s.sc);
+	free(s.pre_workdir);
+	free(s.pre_gitdir);
 	xg_snapshot_index_release(&s.ix);
 	xg_snapshot_pack_release(&s.pk);
 	xg_snapshot_rules_release(&s.exclude);

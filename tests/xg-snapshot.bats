@@ -667,3 +667,15 @@ PATTERNS
 	assert_equal "$(field .base)" "$(git rev-parse HEAD)"
 	assert_equal "$(git rev-parse "$(field .commit)^")" "$(git rev-parse HEAD)"
 }
+
+@test "core.worktree elsewhere is followed, as libgit2 reads it" {
+	git init -q "$repo"
+	mkdir "$BATS_TEST_TMPDIR/tree"
+	git -C "$repo" config core.worktree "$BATS_TEST_TMPDIR/tree"
+	printf 'x\n' > "$BATS_TEST_TMPDIR/tree/in-tree"
+	printf 'y\n' > "$repo/beside-git"
+	snap -C "$repo"
+	assert_success
+	assert_equal "$(field .repo)" "$BATS_TEST_TMPDIR/tree"
+	assert_equal "$(git -C "$repo" ls-tree --name-only "$(field .commit)")" in-tree
+}

@@ -1,7 +1,6 @@
 #include "xg.h"
 #include "snapshot/scan.h"
 #include <dirent.h>
-#include <pthread.h>
 
 static size_t hash_path(const char *p, size_t len)
 {
@@ -87,6 +86,7 @@ void xg_snapshot_scan_init(struct xg_snapshot_scan *sc, const struct xg_snapshot
 	sc->rootfd = rootfd;
 	sc->filemode = sc->trustctime = sc->checkstat = 1;
 	sc->state = xg_calloc(ix->nr ? ix->nr : 1, 1);
+	sc->st = xg_malloc((ix->nr ? ix->nr : 1) * sizeof(*sc->st));
 	get_dir(sc, "", 0, &alloc);
 	for (i = 0; i < ix->nr; i++) {
 		const struct xg_snapshot_entry *e = &ix->entries[i];
@@ -119,6 +119,7 @@ void xg_snapshot_scan_release(struct xg_snapshot_scan *sc)
 	free(sc->dirs);
 	free(sc->map);
 	free(sc->state);
+	free(sc->st);
 	memset(sc, 0, sizeof(*sc));
 }
 
@@ -138,36 +139,38 @@ static const unsigned char empty_blob[20] = {
  * says the file changed.  Times compare to the second, as git built without
  * USE_NSEC does. */
 static int stat_changed(const struct xg_snapshot_scan *sc, const struct xg_snapshot_entry *e,
-			const struct stat *st)
+			const struct xg_snapshot_scan_stat *st)
 {
 	switch (e->mode & S_IFMT) {
 	case S_IFREG:
-		if (!S_ISREG(st->st_mode))
+		if (!S_ISREG(st->mode))
 			return 1;
-		if (sc->filemode && ((e->mode ^ st->st_mode) & 0100))
+		if (sc->filemode && ((e->mode ^ st->mode) & 0100))
 			return 1;
 		break;
 	case S_IFLNK:
-		if (!S_ISLNK(st->st_mode))
+		if (!S_ISLNK(st->mode))
 			return 1;
 		break;
 	default:
 		return 1;
 	}
-	if (e->mtime_s != (uint32_t)st->st_mtim.tv_sec)
+	if (e->mtime_s != st->mtime_s)
 		return 1;
-	if (sc->checkstat && sc->trustctime && e->ctime_s != (uint32_t)st->st_ctim.tv_sec)
+	if (sc->checkstat && sc->trustctime && e->ctime_s != st->ctime_s)
 		return 1;
-	if (sc->checkstat && (e->uid != (uint32_t)st->st_uid || e->gid != (uint32_t)st->st_gid ||
-			      e->ino != (uint32_t)st->st_ino))
+	if (sc->checkstat && (e->uid != st->uid || e->gid != st->gid || e->ino != st->ino))
 		return 1;
-	return e->size != (uint32_t)st->st_size;
+	return e->size != st->size;
 }
 
-static unsigned char check_entry(const struct xg_snapshot_scan *sc, const struct xg_snapshot_entry *e,
-				 int fd, const char *name, unsigned char type)
+/* What the listing and one lstat tell of an entry; XG_SNAPSHOT_SCAN_STAT
+ * leaves the comparison with the index to xg_snapshot_scan_classify. */
+static unsigned char check_entry(struct xg_snapshot_scan *sc, size_t i, int fd,
+				 const char *name, unsigned char type)
 {
-	const struct timespec *ts = &sc->ix->mtime;
+	const struct xg_snapshot_entry *e = &sc->ix->entries[i];
+	struct xg_snapshot_scan_stat *out = &sc->st[i];
 	struct stat st;
 
 	if ((e->mode & S_IFMT) == 0160000)
@@ -180,15 +183,37 @@ static unsigned char check_entry(const struct xg_snapshot_scan *sc, const struct
 		return XG_SNAPSHOT_SCAN_GONE;
 	if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
 		return XG_SNAPSHOT_SCAN_SPECIAL;
-	if (stat_changed(sc, e, &st))
-		return XG_SNAPSHOT_SCAN_HASH;
-	/* Smudged by git as racily clean when the index was written. */
-	if (!e->size && memcmp(e->oid, empty_blob, 20))
-		return XG_SNAPSHOT_SCAN_HASH;
-	/* Racy: modified in the second the index was written. */
-	if (ts->tv_sec && (uint32_t)ts->tv_sec <= e->mtime_s)
-		return XG_SNAPSHOT_SCAN_HASH;
-	return XG_SNAPSHOT_SCAN_SAME;
+	out->mode = (uint32_t)st.st_mode;
+	out->mtime_s = (uint32_t)st.st_mtim.tv_sec;
+	out->ctime_s = (uint32_t)st.st_ctim.tv_sec;
+	out->ino = (uint32_t)st.st_ino;
+	out->uid = (uint32_t)st.st_uid;
+	out->gid = (uint32_t)st.st_gid;
+	out->size = (uint32_t)st.st_size;
+	return XG_SNAPSHOT_SCAN_STAT;
+}
+
+void xg_snapshot_scan_classify(struct xg_snapshot_scan *sc)
+{
+	const struct timespec *ts = &sc->ix->mtime;
+	size_t i;
+
+	for (i = 0; i < sc->ix->nr; i++) {
+		const struct xg_snapshot_entry *e = &sc->ix->entries[i];
+
+		if (sc->state[i] != XG_SNAPSHOT_SCAN_STAT)
+			continue;
+		if (stat_changed(sc, e, &sc->st[i]))
+			sc->state[i] = XG_SNAPSHOT_SCAN_HASH;
+		/* Smudged by git as racily clean when the index was written. */
+		else if (!e->size && memcmp(e->oid, empty_blob, 20))
+			sc->state[i] = XG_SNAPSHOT_SCAN_HASH;
+		/* Racy: modified in the second the index was written. */
+		else if (ts->tv_sec && (uint32_t)ts->tv_sec <= e->mtime_s)
+			sc->state[i] = XG_SNAPSHOT_SCAN_HASH;
+		else
+			sc->state[i] = XG_SNAPSHOT_SCAN_SAME;
+	}
 }
 
 static void add_name(struct xg_snapshot_scan_dir *d, char *name, unsigned char type)
@@ -321,7 +346,7 @@ static void scan_dir(struct xg_snapshot_scan *sc, struct xg_snapshot_scan_dir *d
 			sc->state[d->files[i++]] = keep_as_is(e) ? XG_SNAPSHOT_SCAN_KEEP : XG_SNAPSHOT_SCAN_GONE;
 			continue;
 		}
-		st = keep_as_is(e) ? XG_SNAPSHOT_SCAN_KEEP : check_entry(sc, e, fd, base, ls[k].type);
+		st = keep_as_is(e) ? XG_SNAPSHOT_SCAN_KEEP : check_entry(sc, d->files[i], fd, base, ls[k].type);
 		sc->state[d->files[i++]] = st;
 		/* A file that became a directory: its contents are untracked. */
 		if (st == XG_SNAPSHOT_SCAN_GONE && type_at(fd, base) == DT_DIR) {
@@ -388,11 +413,8 @@ static void settle_gone(struct xg_snapshot_scan *sc)
 	}
 }
 
-int xg_snapshot_scan_run(struct xg_snapshot_scan *sc, int threads)
+void xg_snapshot_scan_start(struct xg_snapshot_scan *sc, int threads)
 {
-	pthread_t tid[8];
-	int i, started = 0;
-
 	if (threads <= 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -403,12 +425,20 @@ int xg_snapshot_scan_run(struct xg_snapshot_scan *sc, int threads)
 	/* Small trees are not worth a thread. */
 	if (sc->ix->nr < 2000 || sc->ndirs < 4)
 		threads = 1;
-	for (i = 1; i < threads; i++)
-		if (!pthread_create(&tid[started], NULL, worker, sc))
-			started++;
+	for (sc->nthreads = 0; sc->nthreads < threads; sc->nthreads++)
+		if (pthread_create(&sc->tid[sc->nthreads], NULL, worker, sc))
+			break;
+}
+
+int xg_snapshot_scan_finish(struct xg_snapshot_scan *sc)
+{
+	int i;
+
+	/* Whatever no thread took (or all of it, when none started). */
 	worker(sc);
-	for (i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
+	for (i = 0; i < sc->nthreads; i++)
+		pthread_join(sc->tid[i], NULL);
+	sc->nthreads = 0;
 	if (sc->timed_out)
 		return -1;
 	sc->dirs[0]->seen = DT_DIR;
