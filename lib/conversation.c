@@ -158,16 +158,22 @@ out:
  * Visits the lines of buf[0..len) from the last to the first; buf holds whole
  * lines only, each ending in '\n'.  Returns what visit returned, or 0.
  */
-static int visit_lines(char *buf, size_t len, xg_conv_visit_fn visit, void *ctx)
+static int visit_lines(char *buf, size_t len, const char *needle, xg_conv_visit_fn visit,
+		       void *ctx)
 {
-	size_t end = len;
+	size_t nlen = needle ? strlen(needle) : 0, end = len;
 
 	while (end > 0) {
-		size_t start = end - 1;	/* the '\n' of this line */
+		/* The line ends at end - 1 (its '\n') and starts after the
+		 * newline before it, if any. */
+		char *prev = end > 1 ? memrchr(buf, '\n', end - 1) : NULL;
+		size_t start = prev ? (size_t)(prev - buf) + 1 : 0;
 		jv v;
 
-		while (start > 0 && buf[start - 1] != '\n')
-			start--;
+		if (needle && !memmem(buf + start, end - 1 - start, needle, nlen)) {
+			end = start;
+			continue;
+		}
 		v = jv_parse_sized(buf + start, (int)(end - 1 - start));
 		if (jv_get_kind(v) == JV_KIND_OBJECT) {
 			int r = visit(v, ctx);
@@ -182,7 +188,10 @@ static int visit_lines(char *buf, size_t len, xg_conv_visit_fn visit, void *ctx)
 	return 0;
 }
 
-int xg_conv_scan_back(const char *id, xg_conv_visit_fn visit, void *ctx, int *torn)
+/* As xg_conv_scan_back, parsing only the lines that hold needle (when not
+ * NULL): a cheap test that skips the lines no visitor could want. */
+static int scan_back(const char *id, const char *needle, xg_conv_visit_fn visit, void *ctx,
+		     int *torn)
 {
 	struct xg_buf tail = XG_BUF_INIT(0);
 	char *path = xg_conv_path(id);
@@ -240,14 +249,14 @@ int xg_conv_scan_back(const char *id, xg_conv_visit_fn visit, void *ctx, int *to
 			st.st_size = pos + (off_t)keep;
 		}
 		if (pos == 0) {
-			rc = visit_lines(tail.buf, tail.len, visit, ctx);
+			rc = visit_lines(tail.buf, tail.len, needle, visit, ctx);
 			break;
 		}
 		nl = memchr(tail.buf, '\n', tail.len);
 		if (!nl)
 			continue;
 		first_nl = (size_t)(nl - tail.buf) + 1;
-		rc = visit_lines(tail.buf + first_nl, tail.len - first_nl, visit, ctx);
+		rc = visit_lines(tail.buf + first_nl, tail.len - first_nl, needle, visit, ctx);
 		xg_buf_setlen(&tail, first_nl);
 		/* What is left is the line the next block completes; its '\n' is
 		 * already part of it. */
@@ -256,6 +265,11 @@ int xg_conv_scan_back(const char *id, xg_conv_visit_fn visit, void *ctx, int *to
 	close(fd);
 	free(path);
 	return rc < 0 ? -1 : rc;
+}
+
+int xg_conv_scan_back(const char *id, xg_conv_visit_fn visit, void *ctx, int *torn)
+{
+	return scan_back(id, NULL, visit, ctx, torn);
 }
 
 struct last_of {
@@ -283,4 +297,44 @@ jv xg_conv_last_of_type(const char *id, const char *type, int *torn)
 		return jv_invalid();
 	}
 	return l.found;
+}
+
+static int match_model(jv entry, void *ctx)
+{
+	jv *found = ctx;
+	const char *type = xg_json_string_peek(entry, "type");
+	const char *model = NULL, *role;
+	jv effort;
+
+	if (!type)
+		return 0;
+	if (!strcmp(type, "model_change")) {
+		model = xg_json_string_peek(entry, "to");
+	} else if (!strcmp(type, "message")) {
+		role = xg_json_string_peek(entry, "role");
+		if (role && !strcmp(role, "assistant"))
+			model = xg_json_string_peek(entry, "model");
+	}
+	if (!model || !*model)
+		return 0;
+	effort = xg_json_get_peek(entry, "effort");
+	*found = jv_object();
+	*found = xg_json_set(*found, "id", jv_string(model));
+	*found = xg_json_set(*found, "effort", jv_get_kind(effort) == JV_KIND_STRING
+			     ? jv_copy(effort) : jv_null());
+	*found = xg_json_set(*found, "entry", jv_string(type));
+	return 1;
+}
+
+jv xg_conv_last_model(const char *id, int *torn)
+{
+	jv found = jv_null();
+
+	/* Both kinds of entry that name a model hold the word; the lines
+	 * that do not (tool results, user messages) are not parsed. */
+	if (scan_back(id, "\"model", match_model, &found, torn) < 0) {
+		jv_free(found);
+		return errno == ENOENT ? jv_null() : jv_invalid();
+	}
+	return found;
 }

@@ -50,4 +50,14 @@ int xg_conv_scan_back(const char *id, xg_conv_visit_fn visit, void *ctx, int *to
  * none, jv_invalid() on error. */
 jv xg_conv_last_of_type(const char *id, const char *type, int *torn);
 
+/*
+ * The model the conversation last ran on, read from the end: the "to" and
+ * "effort" of its newest model_change, or the "model" and "effort" of its
+ * newest assistant message, whichever comes later.  An object
+ * {"id", "effort" (null when none), "entry": "model_change"|"message"}
+ * (owned); jv_null() when no entry names a model or the conversation does
+ * not exist; jv_invalid() on error (reported).
+ */
+jv xg_conv_last_model(const char *id, int *torn);
+
 #endif

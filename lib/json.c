@@ -109,3 +109,19 @@ jv xg_json_set(jv obj, const char *key, jv value)
 {
 	return jv_object_set(obj, jv_string(key), value);
 }
+
+char *xg_json_parse_error(jv v)
+{
+	jv msg = jv_invalid_get_msg(v);
+	char *s, *cut;
+
+	if (jv_get_kind(msg) != JV_KIND_STRING) {
+		jv_free(msg);
+		return xg_strdup("no JSON value in it");
+	}
+	s = xg_strdup(jv_string_value(msg));
+	jv_free(msg);
+	if ((cut = strstr(s, " (while parsing")))
+		*cut = '\0';
+	return s;
+}

@@ -40,6 +40,10 @@ int xg_json_length_peek(jv v);
 jv xg_json_string_bytes(const char *p, size_t n);
 /* Appends v's compact text to b (consumes v); -1 past b's ceiling. */
 int xg_json_dump(struct xg_buf *b, jv v);
+/* jq's message for a value that failed to parse, without the copy of the
+ * whole input that jq 1.6 appends to it (a line may hold a key, and may be
+ * megabytes long); the caller frees it.  Consumes v. */
+char *xg_json_parse_error(jv v);
 /* Sets key to value in obj; consumes obj and value, returns the object. */
 jv xg_json_set(jv obj, const char *key, jv value);
 

@@ -76,11 +76,10 @@ static int parse_line(struct xg_rec_reader *r, struct xg_rec *rec, char *line, s
 	rec->lineno = r->lineno;
 	v = jv_parse_sized(line, (int)len);
 	if (!jv_is_valid(v)) {
-		jv msg = jv_invalid_get_msg(v);
+		char *msg = xg_json_parse_error(v);
 		snprintf(r->err, sizeof(r->err), "%s: line %zu: not JSON: %s",
-			 r->name, r->lineno,
-			 jv_get_kind(msg) == JV_KIND_STRING ? jv_string_value(msg) : "parse error");
-		jv_free(msg);
+			 r->name, r->lineno, msg);
+		free(msg);
 		return -1;
 	}
 	if (jv_get_kind(v) != JV_KIND_OBJECT) {

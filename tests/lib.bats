@@ -26,11 +26,12 @@ load helper
 	assert_equal "$stderr" "xg-test-lib: standard input: line 3: a record must be a JSON object, found an array"
 }
 
-@test "a line that is not JSON is exit 65 naming the line" {
-	printf '{"type":"a"}\n{"type":\n' >in
+@test "a line that is not JSON is exit 65 naming the line, without quoting it" {
+	printf '{"type":"a"}\n{"type":"b","key":"sk-CANARY-1234"\n' >in
 	run_split xg-test-lib cat <in
 	assert_equal "$status" 65
 	assert_regex "$stderr" "^xg-test-lib: standard input: line 2: not JSON: "
+	refute_regex "$stderr" "CANARY"
 }
 
 @test "a line over the ceiling is exit 65 naming its line number" {

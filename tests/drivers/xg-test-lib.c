@@ -17,6 +17,7 @@ static const char *const usage[] = {
 	"xg-test-lib conv-append id",
 	"xg-test-lib conv-scan id",
 	"xg-test-lib conv-last id type",
+	"xg-test-lib conv-last-model id",
 	"xg-test-lib conv-new-id",
 	NULL
 };
@@ -85,6 +86,12 @@ static int do_conv(const char *verb, char **args, int nargs)
 	} else if (!strcmp(verb, "conv-scan") && nargs == 1) {
 		if (xg_conv_scan_back(args[0], print_entry, &w, &torn) < 0)
 			rc = XG_EX_IOERR;
+	} else if (!strcmp(verb, "conv-last-model") && nargs == 1) {
+		jv v = xg_conv_last_model(args[0], &torn);
+		if (!jv_is_valid(v))
+			rc = XG_EX_IOERR;
+		else
+			xg_rec_write(&w, v);
 	} else if (!strcmp(verb, "conv-last") && nargs == 2) {
 		jv v = xg_conv_last_of_type(args[0], args[1], &torn);
 		if (!jv_is_valid(v))

@@ -1,0 +1,415 @@
+#include "xg.h"
+#include "account.h"
+#include "jsonfile.h"
+#include <dirent.h>
+
+int xg_account_name_valid(const char *name)
+{
+	size_t n;
+
+	if (!name || !*name || *name == '.' || *name == '-')
+		return 0;
+	for (n = 0; name[n]; n++)
+		if (!isalnum((unsigned char)name[n]) && !strchr("._-", name[n]))
+			return 0;
+	return n <= 64;
+}
+
+/* The first line of $config/account, trimmed; NULL when there is none. */
+static char *account_file(char **path)
+{
+	struct xg_buf b = XG_BUF_INIT(4096);
+	char *s, *e;
+
+	*path = xg_path_config("account");
+	if (xg_read_file(*path, &b) < 0) {
+		xg_buf_release(&b);
+		return NULL;
+	}
+	s = b.buf;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strcspn(s, "\r\n");
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	s = e > s ? xg_strndup(s, (size_t)(e - s)) : NULL;
+	xg_buf_release(&b);
+	return s;
+}
+
+int xg_account_current(const char *explicit, const char *source, char **name,
+		       const char **from)
+{
+	const char *env = getenv("XG_ACCOUNT");
+	char *path = NULL, *s;
+
+	*name = NULL;
+	if (explicit) {
+		if (!xg_account_name_valid(explicit)) {
+			xg_error("'%s' (%s) is not a valid account name: 1 to 64 letters, digits, "
+				 "'.', '_' or '-'", explicit, source);
+			return source && !strncmp(source, "--", 2) ? XG_EX_USAGE : XG_EX_DATAERR;
+		}
+		*name = xg_strdup(explicit);
+		if (from)
+			*from = source;
+		return 0;
+	}
+	if (env && *env) {
+		if (!xg_account_name_valid(env)) {
+			xg_error("'%s' (XG_ACCOUNT) is not a valid account name: 1 to 64 letters, "
+				 "digits, '.', '_' or '-'", env);
+			return XG_EX_CONFIG;
+		}
+		*name = xg_strdup(env);
+		if (from)
+			*from = "XG_ACCOUNT";
+		return 0;
+	}
+	if ((s = account_file(&path))) {
+		if (!xg_account_name_valid(s)) {
+			xg_error("'%s': '%s' is not a valid account name: 1 to 64 letters, digits, "
+				 "'.', '_' or '-'", path, s);
+			free(s);
+			free(path);
+			return XG_EX_CONFIG;
+		}
+		free(path);
+		*name = s;
+		if (from)
+			*from = "the account file";
+		return 0;
+	}
+	free(path);
+	*name = xg_strdup("default");
+	if (from)
+		*from = "the default";
+	return 0;
+}
+
+char *xg_account_path(const char *account, const char *file)
+{
+	char *rel = file ? xg_asprintf("accounts/%s/%s", account, file)
+			 : xg_asprintf("accounts/%s", account);
+	char *path = xg_path_config(rel);
+
+	free(rel);
+	return path;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+jv xg_account_list(void)
+{
+	char *dir = xg_path_config("accounts");
+	char **names = NULL;
+	size_t n = 0, alloc = 0, i;
+	struct dirent *de;
+	jv out = jv_array();
+	DIR *d = opendir(dir);
+
+	while (d && (de = readdir(d))) {
+		char *p;
+		struct stat st;
+
+		if (!xg_account_name_valid(de->d_name))
+			continue;
+		p = xg_path_join(dir, de->d_name);
+		if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+			XG_ALLOC_GROW(names, n + 1, alloc);
+			names[n++] = xg_strdup(de->d_name);
+		}
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_str);
+	for (i = 0; i < n; i++) {
+		out = jv_array_append(out, jv_string(names[i]));
+		free(names[i]);
+	}
+	free(names);
+	free(dir);
+	return out;
+}
+
+void xg_account_keys_init(struct xg_account_keys *k, const char *account)
+{
+	memset(k, 0, sizeof(*k));
+	k->account = xg_strdup(account);
+	k->path = xg_account_path(account, "auth.json");
+	k->keys = jv_null();
+}
+
+void xg_account_keys_release(struct xg_account_keys *k)
+{
+	jv_free(k->keys);
+	free(k->account);
+	free(k->path);
+	memset(k, 0, sizeof(*k));
+	k->keys = jv_invalid();
+}
+
+static int read_fd(int fd, struct xg_buf *b)
+{
+	char chunk[4096];
+	ssize_t n;
+
+	for (;;) {
+		n = read(fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -1 : 0;
+		if (xg_buf_add(b, chunk, (size_t)n) < 0) {
+			errno = EFBIG;
+			return -1;
+		}
+	}
+}
+
+/*
+ * Reads auth.json at path into *keys ({} when it does not exist), refusing
+ * one that group or others may use.  0 or an exit code after reporting.  A
+ * parse error names the line only: the text may hold keys.
+ */
+static int read_auth(const char *path, jv *keys)
+{
+	struct xg_buf b = XG_BUF_INIT(1 << 20);
+	struct stat st;
+	int fd, rc = 0;
+	jv v;
+
+	*keys = jv_object();
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		xg_error_errno("cannot open '%s'", path);
+		return errno == EACCES || errno == ELOOP ? XG_EX_NOPERM : XG_EX_IOERR;
+	}
+	if (fstat(fd, &st) < 0) {
+		xg_error_errno("cannot stat '%s'", path);
+		close(fd);
+		return XG_EX_IOERR;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		xg_error("'%s' is not a regular file", path);
+		return XG_EX_CONFIG;
+	}
+	if (st.st_mode & 077) {
+		close(fd);
+		xg_error("'%s' is readable by group or others (mode %04o), so it is not used: "
+			 "it holds keys; make it private with 'chmod 600 %s' (and rotate the keys "
+			 "if others may have read them)", path, (unsigned)(st.st_mode & 07777), path);
+		return XG_EX_NOPERM;
+	}
+	if (read_fd(fd, &b) < 0) {
+		xg_error_errno("cannot read '%s'", path);
+		close(fd);
+		xg_buf_release(&b);
+		return XG_EX_IOERR;
+	}
+	close(fd);
+	v = jv_parse_sized(b.buf, (int)b.len);
+	memset(b.buf, 0, b.len);
+	xg_buf_release(&b);
+	if (!jv_is_valid(v)) {
+		char *why = xg_json_parse_error(v);
+		xg_error("cannot parse '%s': %s", path, why);
+		free(why);
+		return XG_EX_CONFIG;
+	}
+	if (jv_get_kind(v) != JV_KIND_OBJECT) {
+		jv_free(v);
+		xg_error("'%s' must hold a JSON object", path);
+		return XG_EX_CONFIG;
+	}
+	jv_object_foreach(v, name, entry) {
+		if (rc == 0 && !xg_json_string_peek(entry, "key")) {
+			xg_error("'%s': provider '%s' has no \"key\" string", path,
+				 jv_string_value(name));
+			rc = XG_EX_CONFIG;
+		}
+		jv_free(name);
+		jv_free(entry);
+	}
+	if (rc) {
+		jv_free(v);
+		return rc;
+	}
+	jv_free(*keys);
+	*keys = v;
+	return 0;
+}
+
+static int load_keys(struct xg_account_keys *k)
+{
+	if (k->status == 0) {
+		jv_free(k->keys);
+		k->status = read_auth(k->path, &k->keys);
+		if (k->status == 0)
+			k->status = 1;
+	}
+	return k->status == 1 ? 0 : -1;
+}
+
+static const char *key_env(jv provider)
+{
+	const char *env = xg_json_string_peek(provider, "key_env");
+
+	return env && *env ? env : NULL;
+}
+
+int xg_account_authenticated(struct xg_account_keys *k, const char *name, jv provider,
+			     const char **how)
+{
+	const char *env = key_env(provider), *val;
+	const char *dummy;
+
+	if (!how)
+		how = &dummy;
+	*how = NULL;
+	if (!env) {
+		*how = "none";
+		return 1;
+	}
+	if ((val = getenv(env)) && *val) {
+		*how = "env";
+		return 1;
+	}
+	if (load_keys(k) < 0)
+		return -1;
+	if (xg_json_string_peek(xg_json_get_peek(k->keys, name), "key")) {
+		*how = "auth.json";
+		return 1;
+	}
+	return 0;
+}
+
+int xg_account_key(struct xg_account_keys *k, const char *name, jv provider, char **key)
+{
+	const char *env = key_env(provider), *val;
+
+	*key = NULL;
+	if (!env)
+		return 0;
+	if ((val = getenv(env)) && *val) {
+		*key = xg_strdup(val);
+		return 1;
+	}
+	if (load_keys(k) < 0)
+		return -1;
+	if ((val = xg_json_string_peek(xg_json_get_peek(k->keys, name), "key"))) {
+		*key = xg_strdup(val);
+		return 1;
+	}
+	return 0;
+}
+
+/* Rewrites auth.json under its lock with key set (or removed when NULL). */
+static int update_auth(const char *account, const char *provider, const char *key)
+{
+	char *dir = xg_account_path(account, NULL);
+	char *path = xg_account_path(account, "auth.json");
+	char *lock = xg_account_path(account, "auth.json.lock");
+	struct xg_buf out = XG_BUF_INIT(0);
+	char at[25];
+	jv keys = jv_null();
+	int fd = -1, rc;
+
+	if (xg_mkdir_p(dir, 0700) < 0) {
+		rc = XG_EX_IOERR;
+		goto out;
+	}
+	fd = xg_lock_file(lock, O_RDWR | O_CREAT, xg_lock_timeout_ms());
+	if (fd < 0) {
+		rc = fd == -2 ? XG_EX_TEMPFAIL : XG_EX_IOERR;
+		goto out;
+	}
+	if ((rc = read_auth(path, &keys)))
+		goto out;
+	if (key) {
+		jv entry = jv_object();
+		xg_clock_rfc3339(xg_clock_wall_ms(), at);
+		entry = xg_json_set(entry, "key", jv_string(key));
+		entry = xg_json_set(entry, "updatedAt", jv_string(at));
+		keys = xg_json_set(keys, provider, entry);
+	} else {
+		keys = jv_object_delete(keys, jv_string(provider));
+	}
+	{
+		jv text = jv_dump_string(keys, JV_PRINT_PRETTY | JV_PRINT_INDENT_FLAGS(2));
+		xg_buf_addstr(&out, jv_string_value(text));
+		jv_free(text);
+		keys = jv_null();
+	}
+	xg_buf_addch(&out, '\n');
+	rc = xg_write_atomic(path, out.buf, out.len, 0600) < 0 ? XG_EX_IOERR : 0;
+out:
+	if (out.len)
+		memset(out.buf, 0, out.len);
+	xg_buf_release(&out);
+	jv_free(keys);
+	if (fd >= 0)
+		close(fd);
+	free(dir);
+	free(path);
+	free(lock);
+	return rc;
+}
+
+int xg_account_store_key(const char *account, const char *provider, const char *key)
+{
+	return update_auth(account, provider, key);
+}
+
+int xg_account_remove_key(const char *account, const char *provider)
+{
+	return update_auth(account, provider, NULL);
+}
+
+int xg_account_read_key(int fd, char **key)
+{
+	struct xg_buf b = XG_BUF_INIT(16384);
+	size_t i, start = 0;
+	int rc = 0;
+
+	*key = NULL;
+	if (read_fd(fd, &b) < 0) {
+		if (errno == EFBIG)
+			xg_error("the key is longer than %zu bytes", b.max);
+		else
+			xg_error_errno("cannot read the key");
+		rc = errno == EFBIG ? XG_EX_DATAERR : XG_EX_IOERR;
+		goto out;
+	}
+	while (b.len && isspace((unsigned char)b.buf[b.len - 1]))
+		b.len--;
+	b.buf[b.len] = '\0';
+	while (start < b.len && isspace((unsigned char)b.buf[start]))
+		start++;
+	for (i = start; i < b.len; i++)
+		if ((unsigned char)b.buf[i] <= ' ' || b.buf[i] == 0x7f) {
+			xg_error("the key holds a space or a control character at byte %zu; give "
+				 "the key alone", i + 1);
+			rc = XG_EX_DATAERR;
+			goto out;
+		}
+	if (start == b.len) {
+		xg_error("no key was given");
+		rc = XG_EX_DATAERR;
+		goto out;
+	}
+	*key = xg_strdup(b.buf + start);
+out:
+	if (b.alloc)
+		memset(b.buf, 0, b.alloc);
+	xg_buf_release(&b);
+	return rc;
+}

@@ -1,0 +1,22 @@
+#ifndef XG_JSONFILE_H
+#define XG_JSONFILE_H
+/*
+ * Small JSON files of configuration (models.json, choices.json, auth.json):
+ * read whole and parsed, with errors that name the file and the line.
+ *
+ * Parse errors are reported with xg_json_parse_error, which never quotes
+ * the text, since a file may hold a key.
+ */
+#include "json.h"
+
+#define XG_JSONFILE_MAX ((size_t)4 << 20)
+
+/*
+ * Reads path into *out (an object).  Returns 1 when it was read, 0 when the
+ * file does not exist (*out is jv_null()), or an exit code after reporting:
+ * 78 for text that is not a JSON object (naming the line), 74 when it
+ * cannot be read.
+ */
+int xg_jsonfile_read(const char *path, jv *out);
+
+#endif

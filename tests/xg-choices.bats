@@ -1,0 +1,775 @@
+#!/usr/bin/env bats
+# xg-choices: the catalog, accounts and keys, saved choices, resolution and
+# the start model of a conversation.  The fixture catalog (tests/fixtures/
+# choices/share) has providers alpha and beta, which need XG_TEST_ALPHA_KEY
+# and XG_TEST_BETA_KEY, and local, which needs none.
+
+load helper
+
+setup() {
+	unset OPENAI_API_KEY ANTHROPIC_API_KEY OPENROUTER_API_KEY XG_TEST_ALPHA_KEY XG_TEST_BETA_KEY
+	export XG_SHARE_DIR="$FIXTURES/choices/share"
+	CONFIG="$XG_HOME/config"
+	ACCT="$CONFIG/accounts/default"
+	CONVS="$XG_HOME/state/conversations"
+}
+
+choices() { mkdir -p "$ACCT"; cat > "$ACCT/choices.json"; }
+user_catalog() { mkdir -p "$CONFIG"; cat > "$CONFIG/models.json"; }
+conversation() { mkdir -p "$CONVS"; cat > "$CONVS/$1.jsonl"; }
+
+# Sets the fixture keys named in a comma list ("alpha,beta", "none").
+keys() {
+	unset XG_TEST_ALPHA_KEY XG_TEST_BETA_KEY
+	case ",$1," in *,alpha,*) export XG_TEST_ALPHA_KEY=alpha-secret ;; esac
+	case ",$1," in *,beta,*) export XG_TEST_BETA_KEY=beta-secret ;; esac
+}
+
+# Prints "k=v" for the given fields of the records of type $1 in $output,
+# one line per record, with null for a missing or null field.
+fields() {
+	python3 -c '
+import json, sys
+t = sys.argv[1]
+for line in sys.stdin:
+    if not line.strip():
+        continue
+    r = json.loads(line)
+    if r.get("type") != t:
+        continue
+    out = []
+    for f in sys.argv[2:]:
+        v = r
+        for part in f.split("."):
+            v = v.get(part) if isinstance(v, dict) else None
+        out.append("%s=%s" % (f, "null" if v is None else (v if isinstance(v, str) else json.dumps(v))))
+    print(" ".join(out))
+' "$@" <<<"$output"
+}
+
+# Counts the records of type $1 in $output.
+count() { python3 -c 'import json,sys; print(sum(1 for l in sys.stdin if l.strip() and json.loads(l).get("type")==sys.argv[1]))' "$1" <<<"$output"; }
+
+saved_choices() {
+	choices <<-'EOF'
+	{
+	  "plan": {"model": "beta/b1", "effort": "high", "updatedAt": "2026-11-01T00:00:00.000Z"},
+	  "normal": {"model": "alpha/a1", "effort": "low", "updatedAt": "2026-10-01T00:00:00.000Z"},
+	  "review": {"model": "alpha/a2", "effort": "minimal", "updatedAt": "2026-11-20T00:00:00.000Z"},
+	  "old": {"model": "beta/b2", "updatedAt": "2026-09-01T00:00:00.000Z"},
+	  "fast": {"model": "alpha/a2", "effort": null, "updatedAt": "2026-08-01T00:00:00.000Z"},
+	  "deep": {"model": "alpha/a2", "effort": "high", "updatedAt": "2026-07-01T00:00:00.000Z"}
+	}
+	EOF
+}
+
+# ---- the catalog ----
+
+@test "the shipped catalog names each provider's API kind, base URL and key variable" {
+	export XG_SHARE_DIR="$XG_SRCDIR/share/xg"
+	run_split xg-choices models
+	assert_success
+	run python3 -c '
+import json, sys
+seen = {}
+for l in sys.stdin:
+    r = json.loads(l)
+    seen[r["provider"]] = (r["kind"], r["base_url"], r["key_env"], r.get("dialect"), r["authenticated"], r["auth"])
+for p in sorted(seen):
+    print(p, *seen[p])
+' <<<"$output"
+	assert_output - <<-'EOF'
+	anthropic anthropic-messages https://api.anthropic.com/v1 ANTHROPIC_API_KEY None False None
+	llamacpp openai-chat http://127.0.0.1:8080/v1 None llama.cpp True none
+	ollama openai-chat http://127.0.0.1:11434/v1 None ollama True none
+	openai openai-responses https://api.openai.com/v1 OPENAI_API_KEY None False None
+	openrouter openai-chat https://openrouter.ai/api/v1 OPENROUTER_API_KEY openrouter False None
+	EOF
+}
+
+@test "every shipped model has a context window, an output limit and a default effort it accepts" {
+	export XG_SHARE_DIR="$XG_SRCDIR/share/xg"
+	run_split xg-choices models
+	assert_success
+	run python3 -c '
+import json, sys
+n = 0
+for l in sys.stdin:
+    r = json.loads(l); n += 1
+    assert r["id"] == r["provider"] + "/" + r["name"], r
+    assert r["context_window"] > r["max_output_tokens"] > 0, r["id"]
+    e, d = r["efforts"], r["default_effort"]
+    assert (d in e) if e else d is None, r["id"]
+print(n >= 15)
+' <<<"$output"
+	assert_output True
+}
+
+@test "models says per model whether the account is authenticated, and how" {
+	export XG_TEST_ALPHA_KEY=alpha-secret
+	run_split xg-choices models
+	assert_success
+	run fields catalog_model id authenticated auth
+	assert_output - <<-'EOF'
+	id=alpha/a1 authenticated=true auth=env
+	id=alpha/a2 authenticated=true auth=env
+	id=beta/b1 authenticated=false auth=null
+	id=beta/b2 authenticated=false auth=null
+	id=local/l1 authenticated=true auth=none
+	EOF
+}
+
+@test "the user's models.json adds providers and models, overrides fields and removes models" {
+	user_catalog <<-'EOF'
+	{"providers": {
+	  "vllm": {"kind": "openai-chat", "base_url": "http://10.0.0.5:8000/v1", "key_env": null,
+	           "models": {"qwen": {"context_window": 32768, "max_output_tokens": 4096,
+	                               "efforts": [], "default_effort": null}}},
+	  "local": {"base_url": "http://127.0.0.1:7777/v1"},
+	  "alpha": {"models": {"a2": null, "a1": {"default_effort": "high"}}}
+	}}
+	EOF
+	run_split xg-choices models
+	assert_success
+	run fields catalog_model id base_url default_effort
+	assert_output - <<-'EOF'
+	id=alpha/a1 base_url=https://alpha.example/v1 default_effort=high
+	id=beta/b1 base_url=https://beta.example/v1 default_effort=high
+	id=beta/b2 base_url=https://beta.example/v1 default_effort=null
+	id=local/l1 base_url=http://127.0.0.1:7777/v1 default_effort=null
+	id=vllm/qwen base_url=http://10.0.0.5:8000/v1 default_effort=null
+	EOF
+}
+
+@test "a user models.json that is not JSON is exit 78 naming the file and the line" {
+	user_catalog <<-'EOF'
+	{"providers": {
+	  "local": {"base_url": "http://x/v1",}
+	}}
+	EOF
+	run_split xg-choices models
+	assert_failure 78
+	assert_output ''
+	[[ "$stderr" == *"$CONFIG/models.json"* ]]
+	[[ "$stderr" == *"line 2"* ]]
+}
+
+@test "a user provider with an unknown API kind is exit 78 naming the provider and the field" {
+	user_catalog <<<'{"providers": {"vllm": {"kind": "grpc", "base_url": "http://x/v1", "models": {}}}}'
+	run_split xg-choices resolve
+	assert_failure 78
+	[[ "$stderr" == *"$CONFIG/models.json"*"provider 'vllm'"*"'kind'"* ]]
+}
+
+@test "a model whose default effort it does not accept is exit 78" {
+	user_catalog <<<'{"providers": {"alpha": {"models": {"a2": {"default_effort": "high"}}}}}'
+	run_split xg-choices models
+	assert_failure 78
+	[[ "$stderr" == *"alpha/a2"*"default_effort"* ]]
+}
+
+# ---- accounts ----
+
+@test "the current account is --account, else XG_ACCOUNT, else the account file, else default" {
+	mkdir -p "$CONFIG"
+	while read -r flag env file want; do
+		rm -f "$CONFIG/account"
+		[ "$file" = - ] || printf '%s\n' "$file" > "$CONFIG/account"
+		args=()
+		[ "$flag" = - ] || args=(--account "$flag")
+		if [ "$env" = - ]; then unset XG_ACCOUNT; else export XG_ACCOUNT="$env"; fi
+		run_split xg-choices resolve "${args[@]}"
+		assert_success
+		run fields model account
+		assert_output "account=$want"
+	done <<-'EOF'
+	work home side work
+	- home side home
+	- - side side
+	- - - default
+	EOF
+}
+
+@test "accounts lists the accounts that exist and marks the current one" {
+	mkdir -p "$CONFIG/accounts/work" "$CONFIG/accounts/home" "$CONFIG/accounts/.hidden"
+	export XG_ACCOUNT=home
+	run_split xg-choices accounts
+	assert_success
+	run fields account name current
+	assert_output - <<-'EOF'
+	name=home current=true
+	name=work current=false
+	EOF
+	export XG_ACCOUNT=fresh
+	run_split xg-choices accounts
+	run fields account name current
+	assert_output - <<-'EOF'
+	name=home current=false
+	name=work current=false
+	name=fresh current=true
+	EOF
+}
+
+@test "an account name that is not valid is a usage error from --account and 78 from XG_ACCOUNT" {
+	run_split xg-choices resolve --account ../x
+	assert_failure 2
+	XG_ACCOUNT=../x run_split xg-choices resolve
+	assert_failure 78
+	[[ "$stderr" == *"XG_ACCOUNT"* ]]
+}
+
+# ---- credentials ----
+
+@test "auth stores the key from standard input in a private auth.json, and the provider is authenticated" {
+	run_split xg-choices auth alpha <<<"alpha-stored-key"
+	assert_success
+	assert_output ''
+	[ "$(stat -c %a "$ACCT/auth.json")" = 600 ]
+	[ "$(stat -c %a "$ACCT")" = 700 ]
+	grep -q '"alpha-stored-key"' "$ACCT/auth.json"
+	run_split xg-choices models
+	run fields catalog_model id authenticated auth
+	assert_line 'id=alpha/a1 authenticated=true auth=auth.json'
+	assert_line 'id=beta/b1 authenticated=false auth=null'
+	run_split xg-choices auth beta <<<"beta-stored-key"
+	grep -q '"alpha-stored-key"' "$ACCT/auth.json"
+	grep -q '"beta-stored-key"' "$ACCT/auth.json"
+	run_split xg-choices auth --remove alpha
+	assert_success
+	! grep -q alpha-stored-key "$ACCT/auth.json"
+	[ "$(stat -c %a "$ACCT/auth.json")" = 600 ]
+}
+
+@test "auth reads the key only from standard input, never from a terminal or the command line" {
+	run_split bash -c 'exec xg-choices auth alpha <&-'
+	assert_failure 2
+	[[ "$stderr" == *"standard input"* ]]
+	run_split xg-choices auth alpha some-key </dev/null
+	assert_failure 2
+	run_split xg-choices auth alpha </dev/null
+	assert_failure 65
+	[ ! -e "$ACCT/auth.json" ]
+}
+
+@test "auth refuses a provider that is not in the catalog" {
+	run_split xg-choices auth gamma <<<"k"
+	assert_failure 78
+	[[ "$stderr" == *"'gamma'"* ]]
+}
+
+@test "an auth.json that group or others can read is refused with exit 77 and how to fix it" {
+	mkdir -p "$ACCT"
+	printf '{"alpha": {"key": "leaky-key"}}\n' > "$ACCT/auth.json"
+	for mode in 640 604 644; do
+		chmod "$mode" "$ACCT/auth.json"
+		run_split xg-choices models
+		assert_failure 77
+		[[ "$stderr" == *"$ACCT/auth.json"*"chmod 600"* ]]
+		run_split xg-choices auth beta <<<"another"
+		assert_failure 77
+		echo '{"type":"request","text":"x"}' | {
+			run_split xg-choices start --model alpha/a1
+			assert_failure 77
+			assert_line --index 0 '{"type":"request","text":"x"}'
+			run fields model id reason
+			[[ "$output" == "id=null reason="* ]]
+		}
+	done
+	[[ "$(cat "$ACCT/auth.json")" == *leaky-key* ]]
+	chmod 600 "$ACCT/auth.json"
+	run_split xg-choices resolve --mode normal
+	assert_success
+	run fields model id
+	assert_output id=alpha/a1
+}
+
+@test "a key planted in the environment and in auth.json appears in no output" {
+	canary=xg-canary-9f2c1d7e5b
+	export XG_TEST_ALPHA_KEY="$canary-env"
+	printf '%s\n' "$canary-stored" | xg-choices auth beta
+	saved_choices
+	conversation c1 <<<'{"type":"conversation","schema":"xg/1","id":"c1","created":"2026-11-30T00:00:00.000Z","cwd":"/"}'
+	all="$BATS_TEST_TMPDIR/all"
+	: > "$all"
+	{
+		xg-choices --help
+		xg-choices models
+		xg-choices accounts
+		xg-choices get
+		xg-choices resolve -v --mode plan
+		xg-choices start -v --conversation c1 </dev/null
+		xg-choices start --model beta/b1 --effort nonsense </dev/null
+		xg-choices start --model alpha/zz </dev/null
+		xg-choices set --mode plan --model beta/b1 --effort wrong
+		printf 'bad key with spaces %s\n' "$canary-argv" | xg-choices auth alpha
+		printf '%s\n' "$canary-new" | xg-choices auth alpha
+		xg-choices auth gamma </dev/null
+		chmod 644 "$ACCT/auth.json"
+		xg-choices models
+		xg-choices start </dev/null
+		XG_TEST_ALPHA_KEY= xg-choices resolve -v
+		chmod 600 "$ACCT/auth.json"
+		printf '{"beta": {"key": "%s-broken"' "$canary" > "$ACCT/auth.json"
+		XG_TEST_ALPHA_KEY= xg-choices resolve -v
+	} >>"$all" 2>&1 || true
+	[ -s "$all" ]
+	run grep -c "$canary" "$all"
+	assert_output 0
+	run grep -rl "$canary" "$CONVS" "$ACCT/choices.json"
+	assert_output ''
+}
+
+# ---- saved choices ----
+
+@test "set saves the mode's model, effort and time, and get prints the saved choices" {
+	run_split xg-choices set --mode plan --model beta/b1 --effort low
+	assert_success
+	assert_output ''
+	run_split xg-choices set --mode normal --model alpha/a2
+	assert_success
+	run_split xg-choices get
+	assert_success
+	run fields choice account mode model effort
+	assert_output - <<-'EOF'
+	account=default mode=plan model=beta/b1 effort=low
+	account=default mode=normal model=alpha/a2 effort=null
+	EOF
+	run_split xg-choices get
+	run fields choice updatedAt
+	assert_line --index 0 --regexp '^updatedAt=20[0-9]{2}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-5][0-9]\.[0-9]{3}Z$'
+	run_split xg-choices get --mode plan
+	assert_success
+	run count choice
+	assert_output 1
+	run_split xg-choices get --mode review
+	assert_failure 1
+	assert_output ''
+}
+
+@test "set checks the model against the catalog and the effort against the model" {
+	saved_choices
+	cp "$ACCT/choices.json" "$BATS_TEST_TMPDIR/before"
+	run_split xg-choices set --mode plan --model alpha/nope
+	assert_failure 78
+	[[ "$stderr" == *"'alpha/nope'"*"not offered"* ]]
+	run_split xg-choices set --mode plan --model beta/b1 --effort medium
+	assert_failure 78
+	[[ "$stderr" == *"low, high"* ]]
+	run_split xg-choices set --mode plan --model beta/b2 --effort low
+	assert_failure 78
+	run_split xg-choices set --mode plan
+	assert_failure 2
+	run_split xg-choices set --mode Plan --model beta/b1
+	assert_failure 2
+	cmp "$ACCT/choices.json" "$BATS_TEST_TMPDIR/before"
+}
+
+@test "twenty concurrent sets leave a valid choices.json holding one of them" {
+	xg-choices set --mode normal --model alpha/a1
+	for i in $(seq 1 20); do
+		if [ $((i % 2)) = 0 ]; then m=beta/b1 e=low; else m=alpha/a1 e=high; fi
+		xg-choices set --mode plan --model "$m" --effort "$e" &
+	done
+	wait
+	run python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))
+print(sorted(c), (c["plan"]["model"], c["plan"]["effort"]) in [("beta/b1", "low"), ("alpha/a1", "high")])
+' "$ACCT/choices.json"
+	assert_output "['normal', 'plan'] True"
+	run ls "$ACCT"
+	refute_output --partial tmp
+}
+
+@test "a broken choices.json is exit 78 naming the file and the line, and no command rewrites it" {
+	mkdir -p "$ACCT"
+	printf '{\n  "plan": {"model": "beta/b1",\n  "effort": "high"\n' > "$ACCT/choices.json"
+	cp "$ACCT/choices.json" "$BATS_TEST_TMPDIR/before"
+	run_split xg-choices get
+	assert_failure 78
+	[[ "$stderr" == *"$ACCT/choices.json"*"line 4"* ]]
+	export XG_TEST_ALPHA_KEY=k
+	run_split xg-choices resolve
+	assert_failure 78
+	run_split xg-choices set --mode normal --model alpha/a1
+	assert_failure 78
+	echo '{"type":"request","text":"x"}' | {
+		run_split xg-choices start
+		assert_failure 78
+		assert_line --index 0 '{"type":"request","text":"x"}'
+	}
+	cmp "$ACCT/choices.json" "$BATS_TEST_TMPDIR/before"
+}
+
+@test "a choices.json entry of the wrong shape is exit 78 naming the mode and the field" {
+	choices <<<'{"plan": {"model": "beta/b1", "updatedAt": "yesterday"}}'
+	run_split xg-choices get
+	assert_failure 78
+	[[ "$stderr" == *"mode 'plan'"*"'updatedAt'"* ]]
+	choices <<<'{"plan": {"model": "b1"}}'
+	run_split xg-choices resolve
+	assert_failure 78
+	[[ "$stderr" == *"mode 'plan'"*"'model'"* ]]
+}
+
+# ---- resolution ----
+
+@test "resolve takes the newest saved selection field by field (table)" {
+	saved_choices
+	while read -r mode keyset id effort choice from; do
+		keys "$keyset"
+		run_split xg-choices resolve --mode "$mode"
+		assert_success
+		run fields model id effort source choice effort_from mode
+		assert_output "id=$id effort=$effort source=mode choice=$choice effort_from=$from mode=$mode"
+	done <<-'EOF'
+	plan    alpha,beta beta/b1  high    plan   plan
+	plan    alpha      alpha/a1 low     normal normal
+	normal  beta       beta/b1  high    plan   plan
+	review  alpha      alpha/a2 minimal review review
+	review  beta       beta/b1  high    plan   plan
+	ask     alpha      alpha/a1 low     normal normal
+	old     beta       beta/b2  null    old    default
+	fast    alpha      alpha/a2 low     fast   normal
+	deep    alpha      alpha/a2 low     deep   normal
+	plan    none       local/l1 null    null   default
+	EOF
+}
+
+@test "resolve falls back to the model's default effort when no candidate's effort fits" {
+	saved_choices
+	user_catalog <<<'{"providers": {"alpha": {"models": {"a2": {"efforts": ["medium", "max"], "default_effort": "max"}}}}}'
+	keys alpha
+	run_split xg-choices resolve --mode review
+	assert_success
+	run fields model id effort effort_from
+	assert_output "id=alpha/a2 effort=max effort_from=default"
+}
+
+@test "resolve skips a saved model the catalog no longer offers" {
+	saved_choices
+	user_catalog <<<'{"providers": {"beta": {"models": {"b1": null}}}}'
+	keys alpha,beta
+	run_split xg-choices resolve -v --mode plan
+	assert_success
+	run fields model id skipped
+	assert_output 'id=alpha/a1 skipped=[{"mode": "plan", "id": "beta/b1", "reason": "'"'"'beta/b1'"'"' is not offered by the catalog"}]'
+	[[ "$stderr" == *"skipped beta/b1"*"not offered"* ]]
+}
+
+@test "with -v the record says which saved choices were skipped and why" {
+	saved_choices
+	keys beta
+	run_split xg-choices resolve -v --mode review
+	assert_success
+	run python3 -c 'import json,sys; r=json.loads(sys.stdin.readline()); [print(s["mode"], s["id"], "XG_TEST_ALPHA_KEY" in s["reason"]) for s in r["skipped"]]' <<<"$output"
+	assert_output - <<-'EOF'
+	review alpha/a2 True
+	normal alpha/a1 True
+	EOF
+	run_split xg-choices resolve --mode review
+	run fields model skipped
+	assert_output 'skipped=null'
+}
+
+@test "with nothing saved resolve uses the catalog's first usable model and says so" {
+	keys beta
+	run_split xg-choices resolve
+	assert_success
+	run fields model id effort choice
+	assert_output 'id=beta/b1 effort=high choice=null'
+	[[ "$stderr" == *"no usable saved model"*"beta/b1"* ]]
+}
+
+@test "with no usable model at all resolve writes id null with a reason and exits 77" {
+	saved_choices
+	user_catalog <<<'{"providers": {"local": null}}'
+	run_split xg-choices resolve --mode plan
+	assert_failure 77
+	run fields model id reason
+	[[ "$output" == "id=null reason=account 'default' has no credentials for any provider"* ]]
+	user_catalog <<<'{"providers": {"local": null, "alpha": null, "beta": null}}'
+	run_split xg-choices resolve
+	assert_failure 78
+	run fields model id
+	assert_output id=null
+}
+
+# ---- the start model of a conversation ----
+
+history_on() { # conversation id, then the model and effort of its last assistant message
+	conversation "$1" <<-EOF
+	{"type":"conversation","schema":"xg/1","id":"$1","created":"2026-11-01T00:00:00.000Z","cwd":"/tmp"}
+	{"type":"message","at":"2026-11-01T00:00:01.000Z","role":"user","text":"hello"}
+	{"type":"message","at":"2026-11-01T00:00:02.000Z","role":"assistant","text":"hi","model":"$2","effort":"$3"}
+	{"type":"message","at":"2026-11-01T00:00:03.000Z","role":"user","text":"the model is gone"}
+	EOF
+}
+
+@test "start picks the model by the five cases (table)" {
+	saved_choices
+	history_on on-a2 alpha/a2 minimal
+	history_on on-b1 beta/b1 low
+	conversation bare <<<'{"type":"conversation","schema":"xg/1","id":"bare","created":"2026-11-01T00:00:00.000Z","cwd":"/"}'
+	# request fields (JSON) | keys | flags | source id effort replaced.id
+	while IFS='|' read -r req keyset flags want; do
+		keys "$keyset"
+		run_split xg-choices start $flags <<<"{\"type\":\"request\",\"text\":\"go\"$req}"
+		run fields model source id effort replaced.id
+		assert_output "$want"
+	done <<-'EOF'
+	,"model":"beta/b2"|beta||source=flag id=beta/b2 effort=null replaced.id=null
+	,"model":"alpha/a1","conversation":"on-b1"|alpha,beta||source=flag id=alpha/a1 effort=low replaced.id=null
+	|alpha|--model alpha/a2 --effort minimal|source=flag id=alpha/a2 effort=minimal replaced.id=null
+	,"model":"alpha/a1"|beta|--model beta/b1|source=flag id=beta/b1 effort=low replaced.id=null
+	|alpha||source=mode id=alpha/a1 effort=low replaced.id=null
+	,"mode":"plan"|alpha,beta||source=mode id=beta/b1 effort=high replaced.id=null
+	,"conversation":"never-seen"|alpha||source=mode id=alpha/a1 effort=low replaced.id=null
+	,"conversation":"bare","mode":"review"|alpha||source=mode id=alpha/a2 effort=minimal replaced.id=null
+	,"conversation":"on-b1"|beta||source=history id=beta/b1 effort=low replaced.id=null
+	,"conversation":"on-b1","mode":"review"|beta||source=history id=beta/b1 effort=low replaced.id=null
+	|beta|--conversation on-a2|source=fallback id=beta/b1 effort=high replaced.id=alpha/a2
+	EOF
+}
+
+@test "an explicit model that is not authenticated or not offered gets id null, a reason, and 77 or 78" {
+	run_split xg-choices start --model beta/b1 <<<'{"type":"request","text":"go"}'
+	assert_failure 77
+	assert_line --index 0 '{"type":"request","text":"go"}'
+	run fields model source id requested reason
+	assert_output "source=flag id=null requested=beta/b1 reason=account 'default' has no credentials for provider 'beta' (set XG_TEST_BETA_KEY, or run 'xg-choices auth beta')"
+	run_split xg-choices start <<<'{"type":"request","text":"go","model":"beta/b9"}'
+	assert_failure 78
+	run fields model id requested
+	assert_output 'id=null requested=beta/b9'
+	keys beta
+	run_split xg-choices start --model beta/b1 --effort medium </dev/null
+	assert_failure 78
+	[[ "$stderr" == *"does not accept effort 'medium'"* ]]
+}
+
+@test "a fallback is appended to the conversation, leaves choices.json alone and gives one notice" {
+	saved_choices
+	history_on c7 alpha/a2 minimal
+	cp "$ACCT/choices.json" "$BATS_TEST_TMPDIR/before"
+	keys beta
+	run_split xg-choices start <<<'{"type":"request","text":"go","conversation":"c7","mode":"plan"}'
+	assert_success
+	run count notice
+	assert_output 1
+	run_split xg-choices start <<<'{"type":"request","text":"go","conversation":"c7","mode":"plan"}' 
+	cmp "$ACCT/choices.json" "$BATS_TEST_TMPDIR/before"
+	run python3 -c '
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+c = [json.loads(l) for l in lines if json.loads(l)["type"] == "model_change"]
+print(len(lines), len(c), c[0]["from"], c[0]["to"], c[0]["effort"], "XG_TEST_ALPHA_KEY" in c[0]["reason"], "at" in c[0])
+' "$CONVS/c7.jsonl"
+	assert_output '5 1 alpha/a2 beta/b1 high True True'
+}
+
+@test "the fallback's notice names the replaced model and the one used" {
+	saved_choices
+	history_on c8 alpha/a2 minimal
+	keys beta
+	run_split xg-choices start --conversation c8 </dev/null
+	assert_success
+	run fields notice from text
+	[[ "$output" == "from=xg-choices text=conversation c8 ran on alpha/a2 (minimal)"*"continues on beta/b1 (high)"* ]]
+	run_split xg-choices start --conversation c8 </dev/null
+	run count notice
+	assert_output 0
+	run_split xg-choices start --conversation c8 </dev/null
+	run fields model source id
+	assert_output 'source=history id=beta/b1'
+}
+
+@test "a resumed conversation keeps the newer of its last model_change and its last assistant message" {
+	keys alpha,beta
+	conversation c9 <<-'EOF'
+	{"type":"conversation","schema":"xg/1","id":"c9","created":"2026-11-01T00:00:00.000Z","cwd":"/"}
+	{"type":"message","at":"2026-11-01T00:00:02.000Z","role":"assistant","text":"a","model":"alpha/a1","effort":"high"}
+	{"type":"model_change","at":"2026-11-01T00:00:03.000Z","from":"alpha/a1","to":"beta/b1","effort":"low","reason":"person"}
+	{"type":"message","at":"2026-11-01T00:00:04.000Z","role":"user","text":"mentions \"model\":\"alpha/a2\""}
+	{"type":"variant_change","at":"2026-11-01T00:00:05.000Z","to":"default@abc"}
+	EOF
+	run_split xg-choices start --conversation c9 </dev/null
+	run fields model source id effort
+	assert_output 'source=history id=beta/b1 effort=low'
+	echo '{"type":"message","at":"2026-11-01T00:00:06.000Z","role":"assistant","text":"b","model":"alpha/a2","effort":"minimal"}' >> "$CONVS/c9.jsonl"
+	run_split xg-choices start --conversation c9 </dev/null
+	run fields model source id effort
+	assert_output 'source=history id=alpha/a2 effort=minimal'
+}
+
+@test "a torn last line of the conversation is ignored with a notice" {
+	keys alpha,beta
+	history_on c10 beta/b1 low
+	printf '{"type":"model_change","at":"2026-11-01T00:00:09.000Z","from":"beta/b1","to":"alpha/a1","eff' >> "$CONVS/c10.jsonl"
+	run_split xg-choices start --conversation c10 </dev/null
+	assert_success
+	run fields model source id
+	assert_output 'source=history id=beta/b1'
+	[[ "$stderr" == *"torn"* ]]
+}
+
+@test "with no usable model start writes id null and exits 77, and the records still flow" {
+	saved_choices
+	history_on c11 alpha/a2 minimal
+	user_catalog <<<'{"providers": {"local": null}}'
+	input='{"type":"request","text":"go","conversation":"c11"}
+{"type":"snapshot","commit":null}
+{"type":"whatever","x":[1,2]}'
+	run_split xg-choices start <<<"$input"
+	assert_failure 77
+	assert_line --index 0 '{"type":"request","text":"go","conversation":"c11"}'
+	assert_line --index 2 '{"type":"snapshot","commit":null}'
+	assert_line --index 3 '{"type":"whatever","x":[1,2]}'
+	run fields model id source replaced.id reason
+	[[ "$output" == "id=null source=fallback replaced.id=alpha/a2 reason=account 'default' has no credentials for any provider"* ]]
+	run grep -c model_change "$CONVS/c11.jsonl"
+	assert_output 0
+}
+
+@test "with no usable saved selection start uses the catalog's first usable model with a notice" {
+	saved_choices
+	history_on c12 alpha/a2 minimal
+	run_split xg-choices start --conversation c12 </dev/null
+	assert_success
+	run count notice
+	assert_output 1
+	run_split xg-choices start --conversation c13 </dev/null
+	run fields notice text
+	[[ "$output" == *"no usable saved model for mode 'normal'; using local/l1"* ]]
+	run_split tail -n 1 "$CONVS/c12.jsonl"
+	run fields model_change from to effort
+	assert_output 'from=alpha/a2 to=local/l1 effort=null'
+	run_split xg-choices start --conversation c12 </dev/null
+	run fields model source id
+	assert_output 'source=history id=local/l1'
+}
+
+@test "start passes every record through unchanged and in order" {
+	keys alpha
+	printf '%s\n' '{"type":"snapshot", "commit" : "abc"}' '{"type":"request","text":"one"}' \
+		'{"zzz":1,"type":"x"}' '{"type":"request","text":"two","mode":"plan"}' > "$BATS_TEST_TMPDIR/in"
+	run_split xg-choices start < "$BATS_TEST_TMPDIR/in"
+	assert_success
+	run python3 -c 'import json,sys; [print(json.loads(l)["type"]) for l in sys.stdin]' <<<"$output"
+	assert_output - <<-'EOF'
+	snapshot
+	request
+	notice
+	model
+	x
+	request
+	notice
+	model
+	EOF
+	run_split xg-choices start < "$BATS_TEST_TMPDIR/in"
+	run grep -v -e '"type":"model"' -e '"type":"notice"' <<<"$output"
+	assert_output "$(cat "$BATS_TEST_TMPDIR/in")"
+}
+
+@test "start with no request on its input writes one model record from its options" {
+	keys alpha
+	run_split xg-choices start --mode review </dev/null
+	assert_success
+	run count model
+	assert_output 1
+	run_split bash -c 'exec xg-choices start --model alpha/a1 --effort high <&-'
+	assert_success
+	run fields model source id effort
+	assert_output 'source=flag id=alpha/a1 effort=high'
+}
+
+@test "a request with a field of the wrong kind is exit 65 naming the line and the field" {
+	run_split xg-choices start <<<$'{"type":"x"}\n{"type":"request","mode":7}'
+	assert_failure 65
+	[[ "$stderr" == *"line 2"*"'mode'"* ]]
+	run_split xg-choices start <<<'{"type":"request","conversation":"../etc"}'
+	assert_failure 65
+	run_split xg-choices start --conversation ../etc </dev/null
+	assert_failure 2
+}
+
+@test "an unknown command or operand is a usage error" {
+	run_split xg-choices frobnicate
+	assert_failure 2
+	run_split xg-choices
+	assert_failure 2
+	run_split xg-choices get extra
+	assert_failure 2
+}
+
+@test "the examples of the man page run as written" {
+	export XG_SHARE_DIR="$XG_SRCDIR/share/xg"
+	export HOME="$BATS_TEST_TMPDIR/h"
+	mkdir -p "$HOME/.secrets"
+	echo example-anthropic-key > "$HOME/.secrets/anthropic"
+	python3 - "$XG_SRCDIR/man/xg-choices.1" > "$BATS_TEST_TMPDIR/examples" <<-'PY'
+	import sys
+	lines = open(sys.argv[1]).read().split("\n")
+	at = lines.index(".Sh EXAMPLES")
+	out, block = [], None
+	for l in lines[at + 1:]:
+	    if l.startswith(".Sh"):
+	        break
+	    if l.startswith(".Dl "):
+	        out.append(l[4:])
+	    elif l.startswith(".Bd -literal"):
+	        block = []
+	    elif l == ".Ed":
+	        out.append("\n".join(block)); block = None
+	    elif block is not None:
+	        block.append(l)
+	for cmd in out:
+	    sys.stdout.write(cmd.replace("\\e", "\\").replace("\\-", "-") + "\0")
+	PY
+	n=0
+	while IFS= read -r -d '' example; do
+		if [[ "$example" == *jq* ]] && ! command -v jq >/dev/null; then
+			continue
+		fi
+		run_split bash -c "$example"
+		[ "$status" = 0 ] || fail "example failed ($status): $example: $stderr"
+		n=$((n + 1))
+		case "$example" in
+		*resolve*) [[ "$output" == *'"id":"anthropic/claude-opus-4-5"'*'"effort":"high"'* ]] ;;
+		*conversation*) [[ "$output" == *'"source":"mode"'* ]] ;;
+		*llamacpp*) [[ "$output" == *'"id":"llamacpp/gpt-oss-20b"'* ]] ;;
+		esac
+	done < "$BATS_TEST_TMPDIR/examples"
+	[ "$n" -ge 5 ]
+}
+
+@test "set gives up with exit 75 when another set holds the lock too long" {
+	saved_choices
+	cp "$ACCT/choices.json" "$BATS_TEST_TMPDIR/before"
+	xg-test-lib hold-lock "$ACCT/choices.json.lock" 30 > "$BATS_TEST_TMPDIR/held" &
+	holder=$!
+	while ! grep -q locked "$BATS_TEST_TMPDIR/held"; do sleep 0.05; done
+	XG_LOCK_TIMEOUT=100 run_split xg-choices set --mode plan --model alpha/a1
+	kill "$holder"
+	wait "$holder" || true
+	assert_failure 75
+	[[ "$stderr" == *"choices.json.lock"*"process $holder"* ]]
+	cmp "$ACCT/choices.json" "$BATS_TEST_TMPDIR/before"
+}
+
+@test "a fallback whose conversation stays locked still writes its model record, and exits 75" {
+	saved_choices
+	history_on c14 alpha/a2 minimal
+	keys beta
+	xg-test-lib hold-lock "$CONVS/c14.jsonl" 30 > "$BATS_TEST_TMPDIR/held" &
+	holder=$!
+	while ! grep -q locked "$BATS_TEST_TMPDIR/held"; do sleep 0.05; done
+	XG_LOCK_TIMEOUT=100 run_split xg-choices start --conversation c14 </dev/null
+	kill "$holder"
+	wait "$holder" || true
+	assert_failure 75
+	run fields model source id
+	assert_output 'source=fallback id=beta/b1'
+	run grep -c model_change "$CONVS/c14.jsonl"
+	assert_output 0
+}
