@@ -99,7 +99,8 @@ static int run_replay(struct xg_snapshot_replay_opts *ro)
 	int rc;
 
 	xg_rec_writer_init(&w, stdout);
-	if (xg_stdin_readable()) {
+	/* "-" asks for standard input even from a terminal. */
+	if (xg_stdin_readable() || !strcmp(ro->commit, "-")) {
 		xg_rec_reader_init(&r, 0, "standard input");
 		while (xg_rec_next_or_die(&r, &rec) > 0) {
 			const char *c = xg_json_string_peek(rec.v, "commit");
