@@ -679,3 +679,13 @@ PATTERNS
 	assert_equal "$(field .repo)" "$BATS_TEST_TMPDIR/tree"
 	assert_equal "$(git -C "$repo" ls-tree --name-only "$(field .commit)")" in-tree
 }
+
+@test "the pack checksum's SHA-1 agrees with sha1sum, with and without the SHA extensions" {
+	head -c 1000003 /dev/urandom > "$BATS_TEST_TMPDIR/data"
+	for input in /dev/null "$BATS_TEST_TMPDIR/data"; do
+		want=$(sha1sum < "$input" | cut -d' ' -f1)
+		assert_equal "$(xg-test-snapshot sha1 < "$input")" "$want"
+		assert_equal "$(xg-test-snapshot sha1 --portable < "$input")" "$want"
+	done
+	assert_equal "$(printf abc | xg-test-snapshot sha1)" a9993e364706816aba3e25717850c26c9cd0d89d
+}

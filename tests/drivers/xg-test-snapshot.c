@@ -4,12 +4,29 @@
  * that of other content (the state a racy edit leaves behind).
  *
  *   xg-test-snapshot stale-entry path oid
+ *
+ * and prints the SHA-1 of its standard input the way the pack writer
+ * computes it (with the SHA extensions when the processor has them, or
+ * the portable code):
+ *
+ *   xg-test-snapshot sha1 [--portable]
  */
 #include "xg.h"
+#include "snapshot/sha1.h"
 #include <git2.h>
 
-static const char *const usage[] = { "xg-test-snapshot stale-entry path oid", NULL };
-static const struct xg_option options[] = { { 0 } };
+static const char *const usage[] = {
+	"xg-test-snapshot stale-entry path oid",
+	"xg-test-snapshot sha1 [--portable]",
+	NULL
+};
+
+enum { OPT_PORTABLE = 1 };
+
+static const struct xg_option options[] = {
+	{ OPT_PORTABLE, 0, "portable", NULL, "never use the SHA extensions" },
+	{ 0 }
+};
 static const struct xg_command cmd = {
 	"xg-test-snapshot", "Stage index states for the snapshot tests.", usage, options
 };
@@ -22,6 +39,27 @@ static void check(int rc, const char *what)
 		xg_die(XG_EX_SOFTWARE, "%s: %s", what, e && e->message ? e->message : "error");
 }
 
+static int sha1_stdin(int portable)
+{
+	struct xg_snapshot_sha1 c;
+	unsigned char buf[65536], out[20];
+	ssize_t n;
+	int i;
+
+	if (portable)
+		xg_snapshot_sha1_init_portable(&c);
+	else
+		xg_snapshot_sha1_init(&c);
+	/* Odd-sized pieces, so partial blocks are exercised. */
+	while ((n = read(0, buf, 4093)) > 0)
+		xg_snapshot_sha1_update(&c, buf, (size_t)n);
+	xg_snapshot_sha1_final(&c, out);
+	for (i = 0; i < 20; i++)
+		printf("%02x", out[i]);
+	printf("\n");
+	return xg_prog_exit(0);
+}
+
 int main(int argc, char **argv)
 {
 	git_repository *repo;
@@ -31,11 +69,14 @@ int main(int argc, char **argv)
 	struct stat st;
 	struct xg_opts o;
 	const char *arg;
+	int portable = 0;
 
 	xg_prog_init("xg-test-snapshot");
 	xg_opt_init(&o, &cmd, argc, argv);
 	while (xg_opt_next(&o, &arg) != -1)
-		;
+		portable = 1;
+	if (o.nargs == 1 && !strcmp(o.args[0], "sha1"))
+		return sha1_stdin(portable);
 	if (o.nargs != 3 || strcmp(o.args[0], "stale-entry"))
 		xg_usage_error(&cmd, "expected: stale-entry path oid");
 	git_libgit2_init();
