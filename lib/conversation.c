@@ -91,21 +91,6 @@ static int ends_torn(int fd, off_t size)
 	return last != '\n';
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int xg_conv_append(const char *id, jv entry)
 {
 	struct xg_buf line = XG_BUF_INIT(0);
@@ -139,7 +124,7 @@ int xg_conv_append(const char *id, jv entry)
 	xg_json_dump(&line, with_stamp(entry));
 	entry = jv_invalid();
 	xg_buf_addch(&line, '\n');
-	if (write_all(fd, line.buf, line.len) < 0 || fsync(fd) < 0) {
+	if (xg_write_all(fd, line.buf, line.len) < 0 || fsync(fd) < 0) {
 		xg_error_errno("cannot append to '%s'", path);
 		goto out;
 	}

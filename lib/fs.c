@@ -35,7 +35,7 @@ static int fsync_dir(const char *dir)
 	return 0;
 }
 
-static int write_all(int fd, const void *data, size_t len)
+int xg_write_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;
 
@@ -63,7 +63,7 @@ int xg_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
 		xg_error_errno("cannot create a temporary file beside '%s'", path);
 		goto out;
 	}
-	if (fchmod(fd, mode) < 0 || write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+	if (fchmod(fd, mode) < 0 || xg_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
 		xg_error_errno("cannot write '%s'", tmp);
 		close(fd);
 		unlink(tmp);
@@ -241,7 +241,7 @@ int xg_append_locked(const char *path, const void *data, size_t len, int timeout
 
 	if (fd < 0)
 		return fd;
-	if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+	if (xg_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
 		xg_error_errno("cannot append to '%s'", path);
 		close(fd);
 		return -1;

@@ -16,6 +16,8 @@ struct xg_buf;
 
 #define XG_LOCK_TIMEOUT_MS 10000
 
+/* Writes all of data to fd, going on after EINTR and short writes. */
+int xg_write_all(int fd, const void *data, size_t len);
 /* Writes data to path atomically with the given mode (e.g. 0644). */
 int xg_write_atomic(const char *path, const void *data, size_t len, mode_t mode);
 /* Reads a whole file into b (appending); -1 on error or past b's ceiling,

@@ -1,0 +1,180 @@
+/*
+ * A driver for the tools and the gate of lib/run: runs one tool call the
+ * way xg-run will, and prints {"gate":DECISION,"result":RESULT} on one line
+ * (gate null without --gate; result null when the gate refused).
+ */
+#include "xg.h"
+#include "run/tools.h"
+#include "run/gate.h"
+
+static const char *const usage[] = {
+	"xg-test-tools [--workspace dir] [--run-dir dir] [--ask command] "
+	"[--ask-timeout seconds] [--deadline ms] [--drop-env name] [--gate filter] [--plan] [--plan-jq] [--id id] name args",
+	"xg-test-tools schemas",
+	"xg-test-tools --gate filter gate",
+	NULL
+};
+
+enum { OPT_WORKSPACE = 1, OPT_RUN_DIR, OPT_ASK, OPT_ASK_TIMEOUT, OPT_DEADLINE, OPT_DROP_ENV, OPT_GATE, OPT_PLAN, OPT_PLAN_JQ, OPT_ID };
+
+static const struct xg_option options[] = {
+	{ OPT_WORKSPACE, 0, "workspace", "dir", "the workspace (default: the current directory)" },
+	{ OPT_RUN_DIR, 0, "run-dir", "dir", "where full bash output is saved" },
+	{ OPT_ASK, 0, "ask", "command", "the command that answers ask_user" },
+	{ OPT_ASK_TIMEOUT, 0, "ask-timeout", "seconds", "how long the ask command may take" },
+	{ OPT_DEADLINE, 0, "deadline", "ms", "the run's time limit, from now" },
+	{ OPT_DROP_ENV, 0, "drop-env", "name", "hide a variable from the commands (repeatable)" },
+	{ OPT_GATE, 0, "gate", "filter", "a jq filter deciding the call" },
+	{ OPT_PLAN, 0, "plan", NULL, "apply plan mode's built-in gate first" },
+	{ OPT_PLAN_JQ, 0, "plan-jq", NULL, "the same, through its jq filter" },
+	{ OPT_ID, 0, "id", "id", "the call's id (default call-1)" },
+	{ 0 }
+};
+
+static const struct xg_command cmd = {
+	"xg-test-tools", "Run one tool call for the tests.", usage, options
+};
+
+static struct xg_tool_procs procs;
+static volatile sig_atomic_t stop;
+
+/* What xg-run's SIGINT handler will do: stop the tools, kill their groups. */
+static void on_signal(int sig)
+{
+	stop = 1;
+	xg_tool_kill_all(&procs, SIGTERM);
+}
+
+static jv gate_decide(const char *filter, jv call)
+{
+	struct xg_gate *g;
+	char *err = NULL;
+	jv d;
+
+	if (!filter)
+		return xg_gate_decide(NULL, call);
+	g = xg_gate_new(filter, &err);
+	if (!g) {
+		xg_error("bad gate filter: %s", err);
+		free(err);
+		jv_free(call);
+		exit(xg_prog_exit(XG_EX_CONFIG));
+	}
+	d = xg_gate_decide(g, call);
+	xg_gate_free(g);
+	return d;
+}
+
+/* Decides each tool_call record on stdin with one compiled gate, as the
+ * loop does through a run, and prints the decisions with their ids. */
+static void gate_many(const char *filter, struct xg_rec_writer *w)
+{
+	struct xg_rec_reader r;
+	struct xg_rec rec;
+	struct xg_gate *g;
+	char *err = NULL;
+
+	if (!(g = xg_gate_new(filter, &err))) {
+		xg_error("bad gate filter: %s", err);
+		free(err);
+		exit(xg_prog_exit(XG_EX_CONFIG));
+	}
+	xg_rec_reader_init(&r, 0, "standard input");
+	while (xg_rec_next_or_die(&r, &rec) > 0) {
+		jv d = xg_gate_decide(g, jv_copy(rec.v));
+		jv id = jv_copy(xg_json_get_peek(rec.v, "id"));
+
+		xg_rec_write(w, xg_json_set(d, "id", jv_is_valid(id) ? id : jv_null()));
+		xg_rec_release(&rec);
+	}
+	xg_rec_reader_release(&r);
+	xg_gate_free(g);
+}
+
+int main(int argc, char **argv)
+{
+	struct xg_tool_ctx ctx = { 0 };
+	struct xg_rec_writer w;
+	struct xg_opts o;
+	struct sigaction sa;
+	const char *arg, *gate = NULL, *id = "call-1";
+	const char *drop[16] = { NULL };
+	int opt, plan = 0, allowed = 1, ndrop = 0;
+	jv args, out, decision = jv_null();
+
+	xg_prog_init("xg-test-tools");
+	ctx.workspace = ".";
+	xg_opt_init(&o, &cmd, argc, argv);
+	while ((opt = xg_opt_next(&o, &arg)) != -1)
+		switch (opt) {
+		case OPT_WORKSPACE: ctx.workspace = arg; break;
+		case OPT_RUN_DIR: ctx.run_dir = arg; break;
+		case OPT_ASK: ctx.ask_command = arg; break;
+		case OPT_ASK_TIMEOUT:
+			ctx.ask_timeout_s = (int)xg_opt_number(&cmd, "--ask-timeout", arg, 0);
+			break;
+		case OPT_DEADLINE:
+			ctx.deadline_ms = xg_clock_ms() +
+				(int64_t)xg_opt_number(&cmd, "--deadline", arg, 0);
+			break;
+		case OPT_DROP_ENV:
+			if (ndrop < 15)
+				drop[ndrop++] = arg;
+			break;
+		case OPT_GATE: gate = arg; break;
+		case OPT_PLAN: plan = 1; break;
+		case OPT_PLAN_JQ: plan = 2; break;
+		case OPT_ID: id = arg; break;
+		}
+	xg_rec_writer_init(&w, stdout);
+	if (o.nargs == 1 && !strcmp(o.args[0], "schemas")) {
+		jv list = xg_tool_schemas();
+		int i, n = xg_json_length_peek(list);
+
+		for (i = 0; i < n; i++)
+			xg_rec_write(&w, jv_array_get(jv_copy(list), i));
+		jv_free(list);
+		goto done;
+	}
+	if (o.nargs == 1 && !strcmp(o.args[0], "gate")) {
+		if (!gate)
+			xg_usage_error(&cmd, "gate needs --gate");
+		gate_many(gate, &w);
+		goto done;
+	}
+	if (o.nargs != 2)
+		xg_usage_error(&cmd, "expected a tool name and its arguments");
+	args = jv_parse(o.args[1]);
+	if (!jv_is_valid(args)) {
+		jv_free(args);
+		xg_die(XG_EX_DATAERR, "the arguments are not JSON");
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	ctx.env_drop = drop;
+	ctx.abort = &stop;
+	ctx.procs = &procs;
+	ctx.call_id = id;
+	if (plan) {
+		decision = gate_decide(plan == 2 ? XG_GATE_PLAN : NULL,
+				       xg_gate_call(id, o.args[0], jv_copy(args)));
+		allowed = jv_get_kind(xg_json_get_peek(decision, "allow")) == JV_KIND_TRUE;
+	}
+	if (allowed && gate) {
+		jv_free(decision);
+		decision = gate_decide(gate, xg_gate_call(id, o.args[0], jv_copy(args)));
+		allowed = jv_get_kind(xg_json_get_peek(decision, "allow")) == JV_KIND_TRUE;
+	}
+	out = xg_json_set(jv_object(), "gate", decision);
+	if (allowed)
+		out = xg_json_set(out, "result", xg_tool_run(&ctx, o.args[0], args));
+	else
+		jv_free(args), out = xg_json_set(out, "result", jv_null());
+	xg_rec_write(&w, out);
+done:
+	xg_rec_writer_release(&w);
+	xg_opt_release(&o);
+	return xg_prog_exit(0);
+}
