@@ -248,7 +248,8 @@ static void add_untracked(struct snap *s, const char *path, size_t len, unsigned
 static void walk_untracked_dir(struct snap *s, struct xg_snapshot_scan_dir *d);
 
 /* One name the index does not know, found in directory d. */
-static void consider(struct snap *s, struct xg_snapshot_scan_dir *d, const char *name, unsigned char type)
+static void consider(struct snap *s, struct xg_snapshot_scan_dir *d, const char *name,
+		     unsigned char type)
 {
 	struct xg_buf p = XG_BUF_INIT(0);
 
@@ -628,7 +629,8 @@ static struct fent *merge_entries(struct snap *s, size_t *nr)
 		unsigned char st = e ? s->sc.state[i] : 0;
 		int c;
 
-		if (e && (st == XG_SNAPSHOT_SCAN_GONE || st == XG_SNAPSHOT_SCAN_SPECIAL || st == XG_SNAPSHOT_SCAN_DROP ||
+		if (e && (st == XG_SNAPSHOT_SCAN_GONE || st == XG_SNAPSHOT_SCAN_SPECIAL ||
+			  st == XG_SNAPSHOT_SCAN_DROP ||
 			  (n && f[n - 1].len == e->pathlen && !memcmp(f[n - 1].path, e->path, e->pathlen)))) {
 			i++;
 			continue;

@@ -11,7 +11,8 @@ static size_t hash_path(const char *p, size_t len)
 	return h;
 }
 
-struct xg_snapshot_scan_dir *xg_snapshot_scan_lookup(const struct xg_snapshot_scan *sc, const char *path, size_t len)
+struct xg_snapshot_scan_dir *xg_snapshot_scan_lookup(const struct xg_snapshot_scan *sc,
+						     const char *path, size_t len)
 {
 	size_t s = hash_path(path, len) & (sc->nmap - 1);
 
@@ -39,7 +40,8 @@ static void map_grow(struct xg_snapshot_scan *sc)
 }
 
 
-static struct xg_snapshot_scan_dir *get_dir(struct xg_snapshot_scan *sc, const char *path, size_t len,
+static struct xg_snapshot_scan_dir *get_dir(struct xg_snapshot_scan *sc, const char *path,
+					    size_t len,
 				   size_t *alloc)
 {
 	struct xg_snapshot_scan_dir *d = sc->nmap ? xg_snapshot_scan_lookup(sc, path, len) : NULL;
@@ -76,7 +78,8 @@ static int cmp_dir(const void *a, const void *b)
 	return strcmp((*x)->path, (*y)->path);
 }
 
-void xg_snapshot_scan_init(struct xg_snapshot_scan *sc, const struct xg_snapshot_index *ix, int rootfd)
+void xg_snapshot_scan_init(struct xg_snapshot_scan *sc, const struct xg_snapshot_index *ix,
+			   int rootfd)
 {
 	struct xg_snapshot_scan_dir *d = NULL;
 	size_t i, alloc = 0;
@@ -240,7 +243,8 @@ static unsigned char type_at(int fd, const char *name)
 
 /* Lists directory d, sorted; NULL (with d->gone or d->err) when it
  * cannot be opened as a directory. */
-static DIR *list_dir(struct xg_snapshot_scan *sc, struct xg_snapshot_scan_dir *d, struct xg_snapshot_scan_name **out,
+static DIR *list_dir(struct xg_snapshot_scan *sc, struct xg_snapshot_scan_dir *d,
+		     struct xg_snapshot_scan_name **out,
 		     size_t *nout)
 {
 	struct xg_snapshot_scan_name *ls = NULL;

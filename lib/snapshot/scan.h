@@ -70,7 +70,8 @@ struct xg_snapshot_scan {
 };
 
 /* Builds the directory jobs from the index. */
-void xg_snapshot_scan_init(struct xg_snapshot_scan *sc, const struct xg_snapshot_index *ix, int rootfd);
+void xg_snapshot_scan_init(struct xg_snapshot_scan *sc, const struct xg_snapshot_index *ix,
+			   int rootfd);
 /*
  * Starts the jobs on threads threads (0: one per CPU, at most 4) and
  * returns at once, so the caller can open the repository meanwhile.
@@ -82,7 +83,8 @@ void xg_snapshot_scan_init(struct xg_snapshot_scan *sc, const struct xg_snapshot
 void xg_snapshot_scan_start(struct xg_snapshot_scan *sc, int threads);
 int xg_snapshot_scan_finish(struct xg_snapshot_scan *sc);
 void xg_snapshot_scan_classify(struct xg_snapshot_scan *sc);
-struct xg_snapshot_scan_dir *xg_snapshot_scan_lookup(const struct xg_snapshot_scan *sc, const char *path, size_t len);
+struct xg_snapshot_scan_dir *xg_snapshot_scan_lookup(const struct xg_snapshot_scan *sc,
+						     const char *path, size_t len);
 void xg_snapshot_scan_release(struct xg_snapshot_scan *sc);
 int xg_snapshot_scan_name_cmp(const void *a, const void *b);
 
