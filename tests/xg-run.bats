@@ -306,6 +306,25 @@ assert len(log[2]["body"][key]) > len(log[1]["body"][key])'
 	done
 }
 
+@test "a run in a git repository records its snapshot's commit" {
+	git init -q repo
+	echo a >repo/a.txt
+	git -C repo add a.txt
+	git -C repo -c user.name=t -c user.email=t@example.com commit -qm one
+	echo changed >repo/a.txt
+	serve openai-chat <<-'EOF'
+	{"text": "seen"}
+	EOF
+	cd repo
+	xgrun "snap"
+	assert_success
+	commit=$(recs run_start | jq -r .snapshot)
+	[ "$(git cat-file -p "$commit:a.txt")" = changed ]
+	[ "$(git status --porcelain)" = " M a.txt" ]
+	id=$(recs run_start | jq -r .run)
+	[ "$(jq -r .snapshot "$XG_HOME/state/runs/$id/run.json")" = "$commit" ]
+}
+
 @test "records of the pipeline are used and unknown ones pass through" {
 	serve openai-chat <<-'EOF'
 	{"text": "piped"}
@@ -446,12 +465,7 @@ assert len(log[2]["body"][key]) > len(log[1]["body"][key])'
 
 # ---- plan mode ----
 
-plan_ready() {
-	[ -f "$XG_SRCDIR/lib/plan.h" ] || skip "the plan classifier (lib/plan.h) is not merged yet"
-}
-
 @test "plan mode refuses write and edit, and a ready plan is one request" {
-	plan_ready
 	for kind in $KINDS; do
 		echo keep >p.txt
 		serve "$kind" <<-'EOF'
@@ -470,7 +484,6 @@ plan_ready() {
 }
 
 @test "plan mode: no_plan and blocked end plainly without a repair" {
-	plan_ready
 	for kind in $KINDS; do
 		serve "$kind" <<-'EOF'
 		{"text": "That already exists; nothing to plan."}
@@ -488,7 +501,6 @@ plan_ready() {
 }
 
 @test "plan mode: an invalid reply gets one repair request, and only one" {
-	plan_ready
 	for kind in $KINDS; do
 		serve "$kind" <<-'EOF'
 		{"text": "<proposed_plan>\n1. Half a plan"}

@@ -12,15 +12,9 @@
 #include "catalog.h"
 #include "choices.h"
 #include "conversation.h"
-#include "prompt.h"
-#if __has_include("snapshot.h")
-#include "snapshot.h"
-#define XG_RUN_HAVE_SNAPSHOT 1
-#endif
-#if __has_include("plan.h")
 #include "plan.h"
-#define XG_RUN_HAVE_PLAN 1
-#endif
+#include "prompt.h"
+#include "snapshot.h"
 
 /*
  * A signal handler can reach only globals: the signal that came, the tools'
@@ -93,15 +87,6 @@ static void note(const struct run *r, const char *what)
 		fprintf(stderr, "%s: %s\n", xg_progname, what);
 }
 
-#ifndef XG_RUN_HAVE_PLAN
-static jv notice(const char *text)
-{
-	jv n = xg_rec_new("notice");
-
-	n = xg_json_set(n, "from", jv_string("xg-run"));
-	return xg_json_set(n, "text", jv_string(text));
-}
-#endif
 
 /* Writes each record of recs (consumed) as one of the run's. */
 static void write_records(struct run *r, jv recs)
@@ -241,21 +226,15 @@ static int pick_workspace(struct run *r)
 
 static void take_snapshot(struct run *r)
 {
+	struct xg_snapshot_opts so;
+
 	if (jv_get_kind(r->snapshot) == JV_KIND_OBJECT)
 		return;
-#ifdef XG_RUN_HAVE_SNAPSHOT
-	{
-		struct xg_snapshot_opts so;
-
-		note(r, "no snapshot record: taking a snapshot");
-		xg_snapshot_opts_init(&so);
-		so.dir = r->cwd;
-		jv_free(r->snapshot);
-		r->snapshot = xg_snapshot_take(&so);
-	}
-#else
-	note(r, "no snapshot record, and this build cannot take one");
-#endif
+	note(r, "no snapshot record: taking a snapshot");
+	xg_snapshot_opts_init(&so);
+	so.dir = r->cwd;
+	jv_free(r->snapshot);
+	r->snapshot = xg_snapshot_take(&so);
 }
 
 static int pick_model(struct run *r)
@@ -932,7 +911,6 @@ static int run_call(struct run *r, jv call)
  */
 static int classify_plan(struct run *r, char **problems)
 {
-#ifdef XG_RUN_HAVE_PLAN
 	struct xg_plan_result pr;
 	struct xg_buf b = XG_BUF_INIT(0);
 	const char *reply = r->reply ? r->reply : "";
@@ -950,12 +928,6 @@ static int classify_plan(struct run *r, char **problems)
 	*problems = xg_buf_detach(&b, NULL);
 	xg_plan_result_release(&pr);
 	return invalid;
-#else
-	(void)problems;
-	xg_run_out_write(&r->out, notice("this build of xg-run has no plan classifier: "
-					 "the plan reply was not classified"));
-	return 0;
-#endif
 }
 
 static char *repair_text(const struct run *r, const char *problems)
