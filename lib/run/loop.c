@@ -3,6 +3,7 @@
  * run records out (man 1 xg-run).
  */
 #include "xg.h"
+#include <pthread.h>
 #include "run/loop.h"
 #include "run/record.h"
 #include "run/tools.h"
@@ -47,6 +48,10 @@ struct run {
 	char *id, *conv, *cwd;
 	int conv_new;
 	jv request, snapshot, model, pack;
+	pthread_t snapshot_thread;
+	int snapshot_running;
+	jv pending;		/* the run's records until run_start is out */
+	int begun;
 	const char *mode;
 	struct xg_choices choices;
 	int have_catalog;
@@ -224,17 +229,42 @@ static int pick_workspace(struct run *r)
 	return 0;
 }
 
-static void take_snapshot(struct run *r)
+static void *snapshot_thread(void *arg)
 {
+	struct run *r = arg;
 	struct xg_snapshot_opts so;
 
+	xg_snapshot_opts_init(&so);
+	so.dir = r->cwd;
+	r->snapshot = xg_snapshot_take(&so);
+	return NULL;
+}
+
+/*
+ * A missing snapshot is taken on a thread of its own while the model, the
+ * pack and the first request are prepared and sent: the model's first reply
+ * cannot touch the tree before its tool calls run, and the snapshot is
+ * joined before run_start (at the reply's first event at the latest).
+ */
+static void start_snapshot(struct run *r)
+{
 	if (jv_get_kind(r->snapshot) == JV_KIND_OBJECT)
 		return;
 	note(r, "no snapshot record: taking a snapshot");
-	xg_snapshot_opts_init(&so);
-	so.dir = r->cwd;
 	jv_free(r->snapshot);
-	r->snapshot = xg_snapshot_take(&so);
+	r->snapshot = jv_null();
+	if (pthread_create(&r->snapshot_thread, NULL, snapshot_thread, r) == 0)
+		r->snapshot_running = 1;
+	else
+		snapshot_thread(r);
+}
+
+static void join_snapshot(struct run *r)
+{
+	if (r->snapshot_running) {
+		pthread_join(r->snapshot_thread, NULL);
+		r->snapshot_running = 0;
+	}
 }
 
 static int pick_model(struct run *r)
@@ -386,7 +416,7 @@ static int prepare(struct run *r)
 			return r->rc;
 		}
 	}
-	take_snapshot(r);
+	start_snapshot(r);
 	if (pick_model(r))
 		return r->rc;
 	collect_env_drop(r);
@@ -480,7 +510,36 @@ static void write_run_end(struct run *r)
 	xg_run_out_write(&r->out, v);
 }
 
-/* ---- the conversation ---- */
+/*
+ * The run's own records wait until run_start is out; begin() writes it (and
+ * run.json) once the snapshot is in, at the first event of the first reply
+ * or when the run ends before one.
+ */
+static void emit(struct run *r, jv rec)
+{
+	if (r->begun)
+		xg_run_out_write(&r->out, rec);
+	else
+		r->pending = jv_array_append(r->pending, rec);
+}
+
+static void begin(struct run *r)
+{
+	if (r->begun)
+		return;
+	join_snapshot(r);
+	write_run_start(r);
+	write_summary(r, NULL);
+	r->begun = 1;
+	jv_array_foreach(r->pending, i, v) {
+		(void)i;
+		xg_run_out_write(&r->out, v);
+	}
+	jv_free(r->pending);
+	r->pending = jv_array();
+}
+
+/* ---- the conversation ---- *//* ---- the conversation ---- */
 
 /* Appends entry (consumed) to the conversation; 0 or fails the run. */
 static int remember(struct run *r, jv entry)
@@ -616,7 +675,7 @@ static int note_model_change(struct run *r)
 		e = xg_json_set(e, "effort", string_or_null(xg_json_string_peek(r->model, "effort")));
 		e = xg_json_set(e, "reason", jv_string(src && !strcmp(src, "flag") ? "selected" : src ? src : "selected"));
 		rc = remember(r, jv_copy(e));
-		xg_run_out_write(&r->out, e);
+		emit(r, e);
 	}
 	jv_free(last);
 	return rc;
@@ -636,7 +695,7 @@ static int add_user_message(struct run *r, const char *text, const char *kind)
 	if (kind)
 		e = xg_json_set(e, "kind", jv_string(kind));
 	rec = jv_copy(e);
-	xg_run_out_write(&r->out, rec);
+	emit(r, rec);
 	return remember(r, e);
 }
 
@@ -669,6 +728,7 @@ static int on_event(void *ctx, jv ev)
 	const char *type = xg_json_string_peek(ev, "type");
 	const char *s;
 
+	begin(t->r);
 	if (!type)
 		type = "";
 	if (!strcmp(type, "text") && (s = xg_json_string_peek(ev, "text"))) {
@@ -676,7 +736,7 @@ static int on_event(void *ctx, jv ev)
 		if (t->r->o->stream) {
 			jv rec = xg_rec_new("text");
 
-			xg_run_out_write(&t->r->out, xg_json_set(rec, "text", jv_string(s)));
+			emit(t->r, xg_json_set(rec, "text", jv_string(s)));
 		}
 	} else if (!strcmp(type, "reasoning_block")) {
 		jv b = jv_object();
@@ -709,6 +769,7 @@ static void on_retry(void *ctx, const struct xg_provider_retry *rr)
 	struct turn *t = ctx;
 	jv v = xg_rec_new("retry");
 
+	begin(t->r);
 	v = xg_json_set(v, "attempt", jv_number(rr->attempt));
 	v = xg_json_set(v, "of", jv_number(rr->of));
 	v = xg_json_set(v, "delay_ms", jv_number((double)rr->delay_ms));
@@ -716,7 +777,7 @@ static void on_retry(void *ctx, const struct xg_provider_retry *rr)
 	if (rr->message && *rr->message)
 		v = xg_json_set(v, "message", jv_string(rr->message));
 	v = xg_json_set(v, "partial", jv_bool(rr->partial));
-	xg_run_out_write(&t->r->out, v);
+	emit(t->r, v);
 	/* What the failed attempt delivered is dropped: the next starts over. */
 	if (rr->partial)
 		turn_reset(t);
@@ -758,7 +819,7 @@ static void count_usage(struct run *r, jv u)
 	v = xg_json_set(v, "cached_input", jv_number((double)cached));
 	v = xg_json_set(v, "output", jv_number((double)out));
 	v = xg_json_set(v, "cumulative", usage_object(r->in, r->cached, r->output));
-	xg_run_out_write(&r->out, v);
+	emit(r, v);
 }
 
 /* The reply as an assistant message: in the request, the conversation and
@@ -792,7 +853,7 @@ static int add_reply(struct run *r, struct turn *t)
 	e = xg_json_set(e, "effort", string_or_null(xg_json_string_peek(r->model, "effort")));
 	if (t->finish[0])
 		e = xg_json_set(e, "finish", jv_string(t->finish));
-	xg_run_out_write(&r->out, jv_copy(e));
+	emit(r, jv_copy(e));
 	return remember(r, jv_object_delete(e, jv_string("finish")));
 }
 
@@ -850,7 +911,7 @@ static int run_call(struct run *r, jv call)
 	rec = xg_json_set(rec, "id", jv_string(id));
 	rec = xg_json_set(rec, "name", jv_string(name));
 	rec = xg_json_set(rec, "args", jv_copy(args));
-	xg_run_out_write(&r->out, rec);
+	emit(r, rec);
 	r->calls++;
 	if (jv_is_valid(xg_json_get_peek(call, "bad_args"))) {
 		res = refusal("the arguments were not a JSON object; nothing was run");
@@ -875,14 +936,14 @@ static int run_call(struct run *r, jv call)
 		jv todo = xg_rec_new("todo");
 
 		todo = xg_json_set(todo, "items", jv_copy(xg_json_get_peek(res, "items")));
-		xg_run_out_write(&r->out, todo);
+		emit(r, todo);
 	}
 	rec = xg_rec_new("tool_result");
 	rec = xg_json_set(rec, "id", jv_string(id));
 	rec = xg_json_set(rec, "name", jv_string(name));
 	rec = jv_object_merge(rec, jv_copy(res));
 	rec = xg_json_set(rec, "ms", jv_number((double)(xg_clock_ms() - t0)));
-	xg_run_out_write(&r->out, rec);
+	emit(r, rec);
 
 	m = jv_object();
 	m = xg_json_set(m, "role", jv_string("tool"));
@@ -921,7 +982,7 @@ static int classify_plan(struct run *r, char **problems)
 		fail(r, XG_EX_SOFTWARE, "cannot classify the plan reply");
 		return -1;
 	}
-	xg_run_out_write(&r->out, xg_plan_record(&pr));
+	emit(r, xg_plan_record(&pr));
 	invalid = pr.outcome == XG_PLAN_INVALID;
 	for (i = 0; invalid && i < pr.nproblems; i++)
 		xg_buf_addf(&b, "%s%s", i ? "; " : "", pr.problems[i].message);
@@ -961,6 +1022,7 @@ static int stream_one(struct run *r, struct turn *t, struct xg_provider_error *p
 	run_provider = r->prov;
 	rc = xg_provider_stream(r->prov, build_request(r), &cb, perr);
 	run_provider = NULL;
+	begin(r);
 	return rc;
 }
 
@@ -1055,6 +1117,7 @@ int xg_run(const struct xg_run_opts *o, FILE *fp)
 	xg_clock_rfc3339(xg_clock_wall_ms(), r.started);
 	r.request = r.snapshot = r.model = r.pack = jv_null();
 	r.messages = r.tools = jv_null();
+	r.pending = jv_array();
 	r.rc = -1;
 	install_signals(&r);
 	xg_run_out_init(&r.out, fp);
@@ -1063,8 +1126,6 @@ int xg_run(const struct xg_run_opts *o, FILE *fp)
 		fail(&r, XG_EX_IOERR, "cannot make the run's directory");
 	if (r.rc < 0 && !read_input(&r) && r.rc < 0)
 		prepare(&r);
-	write_run_start(&r);
-	write_summary(&r, NULL);
 	if (r.rc < 0)
 		converse(&r);
 	if (run_signal) {
@@ -1076,6 +1137,7 @@ int xg_run(const struct xg_run_opts *o, FILE *fp)
 	}
 	if (!r.status)
 		fail(&r, XG_EX_SOFTWARE, "the run ended without a status");
+	begin(&r);
 	write_run_end(&r);
 	{
 		char ended[25];
@@ -1102,6 +1164,7 @@ int xg_run(const struct xg_run_opts *o, FILE *fp)
 	jv_free(r.pack);
 	jv_free(r.messages);
 	jv_free(r.tools);
+	jv_free(r.pending);
 	free(r.id);
 	free(r.conv);
 	free(r.cwd);
