@@ -514,7 +514,7 @@ assert len(log[2]["body"][key]) > len(log[1]["body"][key])'
 		assert_success
 		[ "$(recs plan | jq -r .outcome | tr '\n' ' ')" = "invalid plan_ready " ]
 		[ "$(recs message | jq -r 'select(.role == "user") | .kind' | tr '\n' ' ')" = "null plan-repair " ]
-		fake_log 'import json; assert "could not be read as written" in json.dumps(log[1]["body"])'
+		fake_log 'import json; assert "could not be read as written: The &lt;proposed_plan&gt; tag on line 1 opens a block that is never closed.\\n" in json.dumps(log[1]["body"])'
 		# Invalid twice: the repair keeps the gate and is not repeated.
 		xgrun --mode plan "unrepairable"
 		assert_success

@@ -320,13 +320,14 @@ check:
 static int compile_pack(struct run *r)
 {
 	struct xg_prompt_request rq = { 0 };
-	jv notices = jv_array(), pack;
+	jv notices, pack;
 	const char *pm = xg_json_string_peek(r->pack, "mode");
 	int rc;
 
 	if (jv_get_kind(r->pack) == JV_KIND_OBJECT && xg_json_string_peek(r->pack, "system") &&
 	    pm && !strcmp(pm, r->mode) && !r->o->variant)
 		return 0;
+	notices = jv_array();
 	note(r, "no pack record for this mode: compiling the prompt");
 	rq.variant = r->o->variant ? r->o->variant : xg_json_string_peek(r->request, "variant");
 	rq.model = xg_json_string_peek(r->model, "id");
@@ -638,12 +639,14 @@ static jv without_id(jv pending, const char *id)
 /* The conversation's messages and tool results as provider messages. */
 static int load_history(struct run *r)
 {
-	jv all = jv_array(), pending = jv_array();
+	jv all, pending;
 	int n, i;
 
 	r->messages = jv_array();
 	if (r->conv_new)
 		return 0;
+	all = jv_array();
+	pending = jv_array();
 	if (xg_conv_scan_back(r->conv, collect, &all, NULL) < 0 && errno != ENOENT) {
 		jv_free(all);
 		jv_free(pending);
@@ -1020,6 +1023,9 @@ static int classify_plan(struct run *r, char **problems)
 	invalid = pr.outcome == XG_PLAN_INVALID;
 	for (i = 0; invalid && i < pr.nproblems; i++)
 		xg_buf_addf(&b, "%s%s", i ? "; " : "", pr.problems[i].message);
+	/* The template puts its own full stop after the list. */
+	while (b.len && (b.buf[b.len - 1] == '.' || isspace((unsigned char)b.buf[b.len - 1])))
+		xg_buf_setlen(&b, b.len - 1);
 	*problems = xg_buf_detach(&b, NULL);
 	xg_plan_result_release(&pr);
 	return invalid;
