@@ -347,7 +347,7 @@ assert len(log[2]["body"][key]) > len(log[1]["body"][key])'
 	# No model: nothing in the catalog is usable.
 	serve openai-chat </dev/null
 	mkdir share
-	cp -r "$XG_SHARE_DIR/prompts" share/
+	cp -rL "$XG_SHARE_DIR/prompts" share/
 	cp "$XG_HOME/config/models.json" share/models.json
 	unset XG_TEST_KEY
 	XG_SHARE_DIR=$PWD/share run_split xg-run "no model" </dev/null
@@ -390,6 +390,33 @@ assert len(log[2]["body"][key]) > len(log[1]["body"][key])'
 	done
 }
 
+@test "a rate limit past its retries is exit 75" {
+	serve openai-responses <<-'EOF'
+	{"status": 429, "body": {"error": {"message": "slow down", "type": "rate_limit_exceeded"}}, "repeat": 2}
+	EOF
+	XG_RETRY="attempts=1,base=1,cap=5" xgrun "too fast"
+	assert_failure 75
+	assert_framed
+	[ "$(recs retry | jq -r .reason)" = rate_limit ]
+	[ "$(end_field .status)" = failed ]
+}
+
+@test "a conversation locked by another writer is exit 75 with run_end" {
+	serve openai-chat <<-'EOF'
+	{"text": "first"}
+	{"text": "never"}
+	EOF
+	xgrun "first"
+	conv=$(recs run_start | jq -r .conversation)
+	flock "$CONVS/$conv.jsonl" sleep 5 3>&- &
+	sleep 0.3
+	XG_LOCK_TIMEOUT=200 xgrun --conversation "$conv" "second"
+	assert_failure 75
+	assert_framed
+	[ "$(end_field .status)" = failed ]
+	fake_log 'assert len(log) == 1'
+}
+
 @test "a wrong key is exit 77 and the key is never shown" {
 	for kind in $KINDS; do
 		serve "$kind" <<-'EOF'
@@ -428,6 +455,27 @@ assert len(log[2]["body"][key]) > len(log[1]["body"][key])'
 		grep -q '"output":"quick"' "$CONVS/$conv.jsonl"
 		if kill -0 -- "-$(cat pgid)" 2>/dev/null; then echo "process group still there"; false; fi
 		fake_log 'assert len(log) == 2'
+	done
+}
+
+@test "SIGINT while the reply streams abandons the request and ends with exit 130" {
+	for kind in $KINDS; do
+		serve "$kind" <<-'EOF'
+		{"text": "this reply never finishes arriving", "chunk": 2, "stall": 60, "stall_after": 10}
+		EOF
+		xg-run --model fake/m --stream "stall" </dev/null >out.ndjson 2>/dev/null &
+		pid=$!
+		for i in $(seq 1 200); do [ -s "$FAKE_LOG" ] && break; sleep 0.05; done
+		sleep 0.2
+		kill -INT "$pid"
+		rc=0
+		wait "$pid" || rc=$?
+		[ "$rc" = 130 ]
+		output=$(cat out.ndjson)
+		assert_framed
+		[ "$(end_field '"\(.status) \(.stop) \(.requests)"')" = "interrupted user 1" ]
+		# The reply in flight is not kept.
+		[ -z "$(recs message | jq 'select(.role == "assistant")')" ]
 	done
 }
 
@@ -523,4 +571,53 @@ assert len(log[2]["body"][key]) > len(log[1]["body"][key])'
 		[ "$(end_field .status)" = completed ]
 		fake_log 'assert len(log) == 5, len(log)'
 	done
+}
+
+@test "the EXAMPLES of the man page run as shown" {
+	serve openai-chat <<-'EOF'
+	{"text": "Fixed: the test passes now."}
+	{"tool_calls": [{"id": "x1", "name": "bash", "args": {"command": "rm -rf nothing"}}, {"id": "x2", "name": "bash", "args": {"command": "make --version >/dev/null && echo made"}}]}
+	{"text": "tests run"}
+	{"text": "<proposed_plan>\n1. Split the module.\n</proposed_plan>"}
+	EOF
+	# A catalog with only fake/m, so the account's default resolution picks it.
+	mkdir share
+	cp -rL "$XG_SHARE_DIR/prompts" share/
+	cp "$XG_HOME/config/models.json" share/models.json
+	export XG_SHARE_DIR=$PWD/share
+	mandoc -Tascii "$XG_SRCDIR/man/xg-run.1" | col -bx |
+		awk '/^EXAMPLES/ { f = 1; next } /^[A-Z]/ { f = 0 } f' >examples.txt
+	python3 - examples.txt <<-'PY'
+	import re, sys
+	text = open(sys.argv[1]).read()
+	cmds, cur = [], None
+	for line in text.splitlines():
+	    s = line.strip()
+	    if s.startswith("$ "):
+	        cur = [s[2:]]
+	        cmds.append(cur)
+	    elif cur is not None and s and (cur[-1].endswith("\\") or cur[-1].endswith("|")
+	                                      or cur[-1].count("'") % 2 == 1):
+	        cur.append(s)
+	    else:
+	        cur = None
+	for i, c in enumerate(cmds):
+	    open("example%d.sh" % (i + 1), "w").write("\n".join(c) + "\n")
+	PY
+	[ -f example3.sh ]
+	run_split sh example1.sh </dev/null
+	assert_success
+	assert_output "Fixed: the test passes now."
+	conv=$(jq -r .conversation "$XG_HOME"/state/runs/*/run.json)
+	sed -i "s/20261130-105624-3f9a1c2b/$conv/" example2.sh
+	run_split sh example2.sh </dev/null
+	assert_success
+	[ "$(recs tool_result | jq -r '"\(.ok) \(.output)"' | tr '\n' ' ')" = \
+	  "false refused: only git and make; nothing was run true made " ]
+	[ "$(recs run_start | jq -r .conversation)" = "$conv" ]
+	git init -q .
+	run_split sh example3.sh </dev/null
+	assert_success
+	[ "$(recs plan | jq -r .outcome)" = plan_ready ]
+	[ "$(recs run_start | jq -r .snapshot)" != null ]
 }
