@@ -325,6 +325,41 @@ assert len(log[2]["body"][key]) > len(log[1]["body"][key])'
 	[ "$(jq -r .snapshot "$XG_HOME/state/runs/$id/run.json")" = "$commit" ]
 }
 
+@test "a run on another model than the conversation's appends a model_change" {
+	serve anthropic-messages <<-'EOF'
+	{"text": "on m"}
+	{"text": "on m2"}
+	EOF
+	python3 - "$XG_HOME/config/models.json" <<-'PY'
+	import json, sys
+	c = json.load(open(sys.argv[1]))
+	m = c["providers"]["fake"]["models"]
+	m["m2"] = dict(m["m"])
+	json.dump(c, open(sys.argv[1], "w"))
+	PY
+	xgrun "first"
+	conv=$(recs run_start | jq -r .conversation)
+	run_split xg-run --model fake/m2 --conversation "$conv" "second" </dev/null
+	assert_success
+	[ "$(recs model_change | jq -r '"\(.from) \(.to)"')" = "fake/m fake/m2" ]
+	[ "$(jq -r 'select(.type == "model_change") | "\(.from) \(.to)"' "$CONVS/$conv.jsonl")" = "fake/m fake/m2" ]
+	fake_log 'assert log[1]["body"]["model"] == "m2"'
+}
+
+@test "the request's cwd is the workspace, and commands never see the providers' keys" {
+	mkdir -p work/sub
+	serve openai-chat <<-'EOF'
+	{"tool_calls": [{"id": "c1", "name": "bash", "args": {"command": "pwd; echo \"key=${XG_TEST_KEY:-unset}\""}}, {"id": "c2", "name": "write", "args": {"path": "made.txt", "content": "x"}}]}
+	{"text": "ok"}
+	EOF
+	run_split xg-run --model fake/m <<<"{\"type\":\"request\",\"text\":\"where\",\"cwd\":\"$PWD/work/sub\"}"
+	assert_success
+	[ "$(recs tool_result | jq -r 'select(.id == "c1") | .output')" = "$(cd work/sub && pwd -P)
+key=unset" ]
+	[ -f work/sub/made.txt ]
+	[ "$(recs run_start | jq -r .cwd)" = "$(cd work/sub && pwd -P)" ]
+}
+
 @test "records of the pipeline are used and unknown ones pass through" {
 	serve openai-chat <<-'EOF'
 	{"text": "piped"}
