@@ -4,6 +4,7 @@
  * run's records.
  */
 #include "xg.h"
+#include "conversation.h"
 #include "run/loop.h"
 
 static const char *const usage[] = {
@@ -59,6 +60,8 @@ int main(int argc, char **argv)
 	}
 	if (o.nargs > 1)
 		xg_usage_error(&cmd, "give the request as one operand (quote it)");
+	if (ro.conversation && !xg_conv_id_valid(ro.conversation))
+		xg_usage_error(&cmd, "'%s' is not a conversation id", ro.conversation);
 	if (ro.mode && strcmp(ro.mode, "normal") && strcmp(ro.mode, "plan"))
 		xg_usage_error(&cmd, "unknown mode '%s': expected 'normal' or 'plan'", ro.mode);
 	if (o.nargs == 1 && strcmp(o.args[0], "-"))

@@ -188,7 +188,8 @@ static int read_input(struct run *r)
 			xg_rec_release(&rec);
 		}
 		if (n < 0) {
-			fail(r, errno == EIO ? XG_EX_IOERR : XG_EX_DATAERR, "%s", rd.err);
+			fail(r, strncmp(rd.err, "cannot read", 11) ? XG_EX_DATAERR : XG_EX_IOERR,
+			     "%s", rd.err);
 			xg_rec_reader_release(&rd);
 			return r->rc;
 		}
@@ -1146,10 +1147,39 @@ static void install_signals(struct run *r)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+static void run_release(struct run *r)
+{
+	size_t i;
+
+	xg_run_out_release(&r->out);
+	if (r->prov)
+		xg_provider_free(r->prov);
+	if (r->gate)
+		xg_gate_free(r->gate);
+	if (r->have_catalog)
+		xg_choices_release(&r->choices);
+	for (i = 0; r->env_drop && r->env_drop[i]; i++)
+		free((char *)r->env_drop[i]);
+	free(r->env_drop);
+	jv_free(r->request);
+	jv_free(r->snapshot);
+	jv_free(r->model);
+	jv_free(r->pack);
+	jv_free(r->messages);
+	jv_free(r->tools);
+	jv_free(r->pending);
+	free(r->id);
+	free(r->conv);
+	free(r->cwd);
+	free(r->reply);
+	free(r->reason);
+	free(r->gate_err);
+}
+
 int xg_run(const struct xg_run_opts *o, FILE *fp)
 {
 	struct run r;
-	size_t i;
+	char ended[25];
 
 	memset(&r, 0, sizeof(r));
 	r.o = o;
@@ -1181,37 +1211,11 @@ int xg_run(const struct xg_run_opts *o, FILE *fp)
 		pthread_join(r.gate_thread, NULL);
 	begin(&r);
 	write_run_end(&r);
-	{
-		char ended[25];
-
-		xg_clock_rfc3339(xg_clock_wall_ms(), ended);
-		write_summary(&r, ended);
-	}
+	xg_clock_rfc3339(xg_clock_wall_ms(), ended);
+	write_summary(&r, ended);
 	if (r.out.write_error && !r.rc)
 		r.rc = XG_EX_IOERR;
 	run_procs = NULL;
-	xg_run_out_release(&r.out);
-	if (r.prov)
-		xg_provider_free(r.prov);
-	if (r.gate)
-		xg_gate_free(r.gate);
-	if (r.have_catalog)
-		xg_choices_release(&r.choices);
-	for (i = 0; r.env_drop && r.env_drop[i]; i++)
-		free((char *)r.env_drop[i]);
-	free(r.env_drop);
-	jv_free(r.request);
-	jv_free(r.snapshot);
-	jv_free(r.model);
-	jv_free(r.pack);
-	jv_free(r.messages);
-	jv_free(r.tools);
-	jv_free(r.pending);
-	free(r.id);
-	free(r.conv);
-	free(r.cwd);
-	free(r.reply);
-	free(r.reason);
-	free(r.gate_err);
+	run_release(&r);
 	return r.rc;
 }
