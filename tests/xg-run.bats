@@ -656,3 +656,20 @@ key=unset" ]
 	[ "$(recs plan | jq -r .outcome)" = plan_ready ]
 	[ "$(recs run_start | jq -r .snapshot)" != null ]
 }
+
+@test "plan mode's dynamic section is kept out of the system prompt's cached prefix" {
+	serve anthropic-messages <<-'EOF'
+	{"text": "nothing to plan"}
+	{"text": "nothing to do"}
+	EOF
+	xgrun --mode plan "plan"
+	assert_success
+	xgrun "normal"
+	assert_success
+	fake_log '
+s = log[0]["body"]["system"]
+assert len(s) == 2 and s[0].get("cache_control") and not s[1].get("cache_control"), s
+assert s[1]["text"].lstrip().startswith("# Plan mode"), s[1]["text"][:40]
+n = log[1]["body"]["system"]
+assert len(n) == 1 and n[0]["text"] == s[0]["text"]'
+}

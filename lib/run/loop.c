@@ -63,6 +63,7 @@ struct run {
 	struct xg_gate *gate;
 	struct xg_tool_procs procs;
 	jv messages, tools;
+	long long stable;	/* bytes of the system prompt that never change */
 	long long in, cached, output;
 	int calls, requests;
 	char *reply;
@@ -821,6 +822,47 @@ static void on_retry(void *ctx, const struct xg_provider_retry *rr)
 		turn_reset(t);
 }
 
+/*
+ * How many bytes at the start of the pack's system prompt are its stable
+ * prefix (the stable sections and the blank lines between them), for the
+ * provider's cache hints; -1 when it is all of it or cannot be told.
+ */
+static long long stable_bytes(jv pack)
+{
+	const char *sys = xg_json_string_peek(pack, "system");
+	jv secs = xg_json_get_peek(pack, "sections");
+	long long cps = 0, n = 0, chars;
+	const unsigned char *p;
+
+	if (!sys || jv_get_kind(secs) != JV_KIND_ARRAY)
+		return -1;
+	jv_array_foreach(secs, i, sec) {
+		const char *kind = xg_json_string_peek(sec, "kind");
+		int stable = kind && !strcmp(kind, "stable");
+
+		(void)i;
+		if (stable && xg_json_int_peek(sec, "chars", &chars) == 0) {
+			cps += chars;
+			n++;
+		}
+		jv_free(sec);
+		if (!stable)
+			break;
+	}
+	if (!n)
+		return -1;
+	cps += 2 * (n - 1);
+	/* Walk that many code points into the UTF-8 text. */
+	for (p = (const unsigned char *)sys; *p && cps > 0; cps--)
+		for (p++; (*p & 0xC0) == 0x80; p++)
+			;
+	/* The dynamic sections follow after a blank line; anything else means
+	 * the pack is not laid out as expected, and then all of it counts. */
+	if (cps > 0 || p[0] != '\n' || p[1] != '\n')
+		return -1;
+	return (long long)(p - (const unsigned char *)sys);
+}
+
 static jv build_request(struct run *r)
 {
 	jv q = jv_object();
@@ -832,6 +874,8 @@ static jv build_request(struct run *r)
 		name = strchr(id, '/') ? strchr(id, '/') + 1 : id;
 	q = xg_json_set(q, "model", jv_string(name));
 	q = xg_json_set(q, "system", jv_copy(xg_json_get_peek(r->pack, "system")));
+	if (r->stable >= 0)
+		q = xg_json_set(q, "system_stable", jv_number((double)r->stable));
 	q = xg_json_set(q, "messages", jv_copy(r->messages));
 	q = xg_json_set(q, "tools", jv_copy(r->tools));
 	if (effort)
@@ -1075,6 +1119,7 @@ static int converse(struct run *r)
 	char *problems = NULL, *text;
 
 	r->tools = xg_tool_schemas();
+	r->stable = stable_bytes(r->pack);
 	if (load_history(r) || note_model_change(r) ||
 	    add_user_message(r, xg_json_string_peek(r->request, "text"), NULL))
 		goto out;
