@@ -972,12 +972,73 @@ refused:
 	return res;
 }
 
+/* The call's result: a refusal, or what the tool gave. */
+static jv call_result(struct run *r, jv call, const char *id, const char *name, jv args)
+{
+	struct xg_tool_ctx ctx = { 0 };
+	jv res;
+
+	if (jv_is_valid(xg_json_get_peek(call, "bad_args"))) {
+		jv_free(args);
+		return refusal("the arguments were not a JSON object; nothing was run");
+	}
+	if (run_signal) {
+		jv_free(args);
+		return refusal("not run: the run was interrupted");
+	}
+	res = gate_call(r, id, name, jv_copy(args));
+	if (jv_get_kind(res) != JV_KIND_NULL) {
+		jv_free(args);
+		return res;
+	}
+	ctx.workspace = r->cwd;
+	ctx.run_dir = r->out.dir;
+	ctx.call_id = id;
+	ctx.ask_command = r->o->ask;
+	ctx.env_drop = r->env_drop;
+	ctx.abort = &run_signal;
+	ctx.procs = &r->procs;
+	return xg_tool_run(&ctx, name, args);
+}
+
+/* The result (consumed) into the records, the next request and the
+ * conversation. */
+static int keep_result(struct run *r, const char *id, const char *name, jv res, int64_t t0)
+{
+	jv rec, m, e;
+
+	if (!strcmp(name, "todo_write") && jv_get_kind(xg_json_get_peek(res, "items")) == JV_KIND_ARRAY) {
+		rec = xg_rec_new("todo");
+		emit(r, xg_json_set(rec, "items", jv_copy(xg_json_get_peek(res, "items"))));
+	}
+	rec = xg_rec_new("tool_result");
+	rec = xg_json_set(rec, "id", jv_string(id));
+	rec = xg_json_set(rec, "name", jv_string(name));
+	rec = jv_object_merge(rec, jv_copy(res));
+	emit(r, xg_json_set(rec, "ms", jv_number((double)(xg_clock_ms() - t0))));
+
+	m = jv_object();
+	m = xg_json_set(m, "role", jv_string("tool"));
+	m = xg_json_set(m, "id", jv_string(id));
+	m = xg_json_set(m, "name", jv_string(name));
+	m = xg_json_set(m, "output", jv_copy(xg_json_get_peek(res, "output")));
+	m = xg_json_set(m, "ok", jv_copy(xg_json_get_peek(res, "ok")));
+	r->messages = jv_array_append(r->messages, m);
+	e = xg_rec_new("tool_result");
+	e = xg_json_set(e, "id", jv_string(id));
+	e = xg_json_set(e, "name", jv_string(name));
+	e = xg_json_set(e, "ok", jv_copy(xg_json_get_peek(res, "ok")));
+	e = xg_json_set(e, "output", jv_copy(xg_json_get_peek(res, "output")));
+	jv_free(res);
+	return remember(r, e);
+}
+
+/* One tool call (consumed): its record, the gates, the tool, its result. */
 static int run_call(struct run *r, jv call)
 {
 	const char *id = xg_json_string_peek(call, "id");
 	const char *name = xg_json_string_peek(call, "name");
-	jv args = jv_copy(xg_json_get_peek(call, "args")), rec, res, m, e;
-	struct xg_tool_ctx ctx = { 0 };
+	jv args = jv_copy(xg_json_get_peek(call, "args")), rec, res;
 	int64_t t0 = xg_clock_ms();
 	int rc;
 
@@ -992,55 +1053,10 @@ static int run_call(struct run *r, jv call)
 	rec = xg_rec_new("tool_call");
 	rec = xg_json_set(rec, "id", jv_string(id));
 	rec = xg_json_set(rec, "name", jv_string(name));
-	rec = xg_json_set(rec, "args", jv_copy(args));
-	emit(r, rec);
+	emit(r, xg_json_set(rec, "args", jv_copy(args)));
 	r->calls++;
-	if (jv_is_valid(xg_json_get_peek(call, "bad_args"))) {
-		res = refusal("the arguments were not a JSON object; nothing was run");
-	} else if (run_signal) {
-		res = refusal("not run: the run was interrupted");
-	} else {
-		res = gate_call(r, id, name, jv_copy(args));
-		if (jv_get_kind(res) == JV_KIND_NULL) {
-			jv_free(res);
-			ctx.workspace = r->cwd;
-			ctx.run_dir = r->out.dir;
-			ctx.call_id = id;
-			ctx.ask_command = r->o->ask;
-			ctx.env_drop = r->env_drop;
-			ctx.abort = &run_signal;
-			ctx.procs = &r->procs;
-			res = xg_tool_run(&ctx, name, jv_copy(args));
-		}
-	}
-	jv_free(args);
-	if (!strcmp(name, "todo_write") && jv_get_kind(xg_json_get_peek(res, "items")) == JV_KIND_ARRAY) {
-		jv todo = xg_rec_new("todo");
-
-		todo = xg_json_set(todo, "items", jv_copy(xg_json_get_peek(res, "items")));
-		emit(r, todo);
-	}
-	rec = xg_rec_new("tool_result");
-	rec = xg_json_set(rec, "id", jv_string(id));
-	rec = xg_json_set(rec, "name", jv_string(name));
-	rec = jv_object_merge(rec, jv_copy(res));
-	rec = xg_json_set(rec, "ms", jv_number((double)(xg_clock_ms() - t0)));
-	emit(r, rec);
-
-	m = jv_object();
-	m = xg_json_set(m, "role", jv_string("tool"));
-	m = xg_json_set(m, "id", jv_string(id));
-	m = xg_json_set(m, "name", jv_string(name));
-	m = xg_json_set(m, "output", jv_copy(xg_json_get_peek(res, "output")));
-	m = xg_json_set(m, "ok", jv_copy(xg_json_get_peek(res, "ok")));
-	r->messages = jv_array_append(r->messages, m);
-	e = xg_rec_new("tool_result");
-	e = xg_json_set(e, "id", jv_string(id));
-	e = xg_json_set(e, "name", jv_string(name));
-	e = xg_json_set(e, "ok", jv_copy(xg_json_get_peek(res, "ok")));
-	e = xg_json_set(e, "output", jv_copy(xg_json_get_peek(res, "output")));
-	rc = remember(r, e);
-	jv_free(res);
+	res = call_result(r, call, id, name, args);
+	rc = keep_result(r, id, name, res, t0);
 	jv_free(call);
 	return rc;
 }
