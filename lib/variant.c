@@ -456,6 +456,10 @@ int xg_variant_list(jv *out)
 	}
 	free_list(names);
 	free(dir);
+	if (rc) {
+		jv_free(*out);
+		*out = jv_invalid();
+	}
 	return rc;
 }
 
@@ -499,6 +503,10 @@ int xg_variant_versions(const char *name, jv *out)
 	*out = jv_array();
 	for (i = 0; i < nr; i++)
 		*out = jv_array_append(*out, recs[i]);
+	if (rc) {
+		jv_free(*out);
+		*out = jv_invalid();
+	}
 	free(recs);
 	free_list(ids);
 	free(dir);

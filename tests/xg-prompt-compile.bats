@@ -473,8 +473,10 @@ STABLE='["identity","role","personality","autonomy","permission","steering","wri
 		assert_equal "$stderr" "xg-prompt-compile: $1"
 		assert_output ""
 	}
-	printf '{"parent": null,\n "tunedFor": "openai/gpt-5"\n "note": null}\n' > "$m"
-	check "cannot parse '$m': Expected separator between values at line 3, column 7"
+	# (not a missing comma: libjq 1.6 leaks a value on that error, which
+	# a SANITIZE build reports)
+	printf '{"parent": null,\n "tunedFor": "openai/gpt-5",,\n "note": null}\n' > "$m"
+	check "cannot parse '$m': Expected value before ',' at line 2, column 29"
 	printf '["openai/gpt-5"]\n' > "$m"
 	check "'$m' must hold a JSON object, not an array"
 	printf '{"parent":null,"created":"2026-11-30T10:00:00.000Z","tunedFor":5,"note":null}\n' > "$m"
