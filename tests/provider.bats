@@ -375,6 +375,36 @@ for got, base in zip(d, want):
 CASES
 }
 
+@test "a word in an error's message does not outweigh its code, type or status" {
+	export XG_RETRY=off
+	cases=$BATS_TEST_TMPDIR/cases
+	cat >"$cases" <<'CASES'
+400 bad_request 70 {"error":{"message":"Invalid 'max_output_tokens': the context window is too small","type":"invalid_request_error","param":"max_output_tokens","code":"integer_below_min_value"}}
+400 bad_request 70 {"type":"error","error":{"type":"invalid_request_error","message":"This request breaks the usage limit policy of the organization"}}
+400 bad_request 70 {"error":{"message":"context length exceeded is not a valid stop sequence"}}
+429 rate_limit 75 {"error":{"message":"Too many requests for the context window you asked","type":"requests","code":"rate_limit_exceeded"}}
+500 server 69 {"type":"error","error":{"type":"api_error","message":"the prompt is too long to log"}}
+503 overloaded 69 {"error":{"message":"maximum context length is being reconfigured"}}
+401 auth 77 {"error":{"message":"usage limit keys need a new login, you exceeded your current quota of logins"}}
+400 usage_limit 75 {"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API."}}
+400 usage_limit 75 {"type":"error","error":{"type":"invalid_request_error","message":"You have reached your specified API usage limits. You will regain access on 2026-12-01 at 00:00 UTC."}}
+400 context_overflow 65 {"type":"error","error":{"type":"invalid_request_error","message":"input length and `max_tokens` exceed context limit: 197000 + 8192 > 200000, decrease input length or `max_tokens` and try again"}}
+400 context_overflow 65 {"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.","type":"BadRequestError","code":400}
+CASES
+	while read -r code class want body; do
+		printf '{"status":%s,"body":%s}\n' "$code" "$body"
+	done <"$cases" >"$BATS_TEST_TMPDIR/steps"
+	fake_provider_start <"$BATS_TEST_TMPDIR/steps"
+	while read -r code class want body; do
+		run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+		echo "case: $code $body"
+		[ "$status" -eq "$want" ]
+		assert_line --partial "\"class\":\"$class\""
+	done <"$cases"
+	run fake_log 'print(len(log))'
+	assert_output 11
+}
+
 @test "transient error classes are retried: overloaded, server, protocol, in-stream errors" {
 	overloaded=$(cat "$FIXTURES/wire/anthropic-error-529-overloaded.json")
 	fake_provider_start <<STEPS
