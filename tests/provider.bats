@@ -437,6 +437,36 @@ STEPS
 	refute_line --partial '"type":"retry"'
 }
 
+@test "tool input past the 16 MiB ceiling ends the request at once, not retried" {
+	# Seventeen events of 1 MiB of arguments each: every event is under
+	# the ceiling, the call they build is not.
+	python3 - "$BATS_TEST_TMPDIR/big.sse" <<'PY'
+import json, sys
+piece = "x" * (1 << 20)
+with open(sys.argv[1], "w") as f:
+    def ev(name, obj):
+        f.write("event: %s\ndata: %s\n\n" % (name, json.dumps(obj)))
+    ev("message_start", {"type": "message_start", "message": {"usage": {"input_tokens": 1, "output_tokens": 1}}})
+    ev("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}})
+    for _ in range(17):
+        ev("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": piece}})
+    ev("content_block_stop", {"type": "content_block_stop", "index": 0})
+    ev("message_stop", {"type": "message_stop"})
+PY
+	fake_provider_start <<STEPS
+{"raw_file":"$BATS_TEST_TMPDIR/big.sse","repeat":3}
+STEPS
+	run xg-test-provider anthropic-messages "$FAKE_URL" < <(simple)
+	[ "$status" -eq 69 ]
+	assert_line --partial '"class":"protocol"'
+	assert_line --partial '"transient":false'
+	assert_line --partial "tool call arguments larger than $((16 << 20)) bytes"
+	refute_line --partial '"type":"retry"'
+	refute_line --partial '"type":"tool_call"'
+	run fake_log 'print(len(log))'
+	assert_output 1
+}
+
 @test "a refused connection is a network error, retried" {
 	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	export XG_RETRY=attempts=2,base=1,cap=2
