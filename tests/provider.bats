@@ -384,6 +384,7 @@ CASES
 400 bad_request 70 {"error":{"message":"context length exceeded is not a valid stop sequence"}}
 429 rate_limit 75 {"error":{"message":"Too many requests for the context window you asked","type":"requests","code":"rate_limit_exceeded"}}
 500 server 69 {"type":"error","error":{"type":"api_error","message":"the prompt is too long to log"}}
+429 rate_limit 75 {"error":{"message":"try later","type":"server_error"}}
 503 overloaded 69 {"error":{"message":"maximum context length is being reconfigured"}}
 401 auth 77 {"error":{"message":"usage limit keys need a new login, you exceeded your current quota of logins"}}
 400 usage_limit 75 {"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API."}}
@@ -402,7 +403,7 @@ CASES
 		assert_line --partial "\"class\":\"$class\""
 	done <"$cases"
 	run fake_log 'print(len(log))'
-	assert_output 11
+	assert_output 12
 }
 
 @test "transient error classes are retried: overloaded, server, protocol, in-stream errors" {

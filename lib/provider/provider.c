@@ -252,8 +252,8 @@ static int is(const char *s, const char *want)
 	return s && !strcmp(s, want);
 }
 
-/* The error's code or type, which names the class outright; NULL when
- * neither is one we know. */
+/* The error's code or type when it names a class outright (an overflow,
+ * a quota, a bad key, a rate limit, an overload); else NULL. */
 static const char *class_of_code(const char *type, const char *code)
 {
 	if (is(code, "context_length_exceeded") || is(type, "exceed_context_size_error") ||
@@ -270,14 +270,19 @@ static const char *class_of_code(const char *type, const char *code)
 		return "rate_limit";
 	if (is(type, "overloaded_error") || is(code, "server_is_overloaded") || is(code, "slow_down"))
 		return "overloaded";
-	if (is(type, "api_error") || is(type, "server_error") || is(code, "server_error") ||
-	    is(code, "internal_error"))
-		return "server";
 	return NULL;
 }
 
-/* Codes and types first, then the statuses that settle the class, and only
- * for a plain 400 (or an error inside a stream) the known phrases. */
+/* A generic server error says less than a status such as 429 or 503. */
+static int is_server_error(const char *type, const char *code)
+{
+	return is(type, "api_error") || is(type, "server_error") || is(code, "server_error") ||
+	       is(code, "internal_error");
+}
+
+/* Codes and types that name a class first, then the statuses that settle
+ * it, then a generic server error's type, and only for a plain 400 (or an
+ * error inside a stream) the known phrases. */
 static const char *pick_class(long status, const char *type, const char *code, const char *msg)
 {
 	const char *class = class_of_code(type, code);
@@ -300,6 +305,8 @@ static const char *pick_class(long status, const char *type, const char *code, c
 		return "server";
 	if (status == 404)
 		return "not_found";
+	if (is_server_error(type, code))
+		return "server";
 	if (says(msg, context_phrases))
 		return "context_overflow";
 	if (says(msg, usage_phrases))
