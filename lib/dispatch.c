@@ -28,19 +28,13 @@ static char *executable_in(const char *dir, const char *name)
 	return NULL;
 }
 
-char *xg_dispatch_find(const char *name)
+char *xg_dispatch_find_in_path(const char *name)
 {
-	char *dir, *found = NULL, *path, *p, *next;
+	char *found = NULL, *path, *p, *next;
 	const char *env;
 
 	if (!*name || strchr(name, '/'))
 		return NULL;
-	if ((dir = self_dir())) {
-		found = executable_in(dir, name);
-		free(dir);
-		if (found)
-			return found;
-	}
 	env = getenv("PATH");
 	path = xg_strdup(env && *env ? env : "/usr/local/bin:/usr/bin:/bin");
 	for (p = path; p && !found; p = next) {
@@ -51,6 +45,21 @@ char *xg_dispatch_find(const char *name)
 	}
 	free(path);
 	return found;
+}
+
+char *xg_dispatch_find(const char *name)
+{
+	char *dir, *found;
+
+	if (!*name || strchr(name, '/'))
+		return NULL;
+	if ((dir = self_dir())) {
+		found = executable_in(dir, name);
+		free(dir);
+		if (found)
+			return found;
+	}
+	return xg_dispatch_find_in_path(name);
 }
 
 int xg_dispatch_exec(const char *path, char **argv)
