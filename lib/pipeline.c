@@ -26,7 +26,8 @@ static void forward(int sig, siginfo_t *info, void *uctx)
 	errno = saved;
 }
 
-static void block_forwarded(int how, sigset_t *old)
+/* Blocks the forwarded signals, keeping the mask before in *old. */
+static void block_forwarded(sigset_t *old)
 {
 	sigset_t set;
 	size_t i;
@@ -34,24 +35,36 @@ static void block_forwarded(int how, sigset_t *old)
 	sigemptyset(&set);
 	for (i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
 		sigaddset(&set, forwarded[i]);
-	sigprocmask(how, &set, old);
+	sigprocmask(SIG_BLOCK, &set, old);
 }
 
+/*
+ * Installs the forwarding handler, or puts back what was there.  A signal
+ * ignored when xg started (nohup(1), a background job's SIGINT) stays
+ * ignored, for xg and for the stages.
+ */
 static void set_forwarding(int on)
 {
-	struct sigaction sa;
+	static int installed[sizeof(forwarded) / sizeof(*forwarded)];
+	struct sigaction sa, old;
 	size_t i;
 
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
-	if (on) {
-		sa.sa_sigaction = forward;
-		sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	} else {
-		sa.sa_handler = SIG_DFL;
+	for (i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++) {
+		if (on) {
+			if (sigaction(forwarded[i], NULL, &old) < 0 || old.sa_handler == SIG_IGN)
+				continue;
+			sa.sa_sigaction = forward;
+			sa.sa_flags = SA_SIGINFO | SA_RESTART;
+			installed[i] = sigaction(forwarded[i], &sa, NULL) == 0;
+		} else if (installed[i]) {
+			sa.sa_handler = SIG_DFL;
+			sa.sa_flags = 0;
+			sigaction(forwarded[i], &sa, NULL);
+			installed[i] = 0;
+		}
 	}
-	for (i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
-		sigaction(forwarded[i], &sa, NULL);
 }
 
 static void track(pid_t pid, pid_t old)
@@ -161,7 +174,7 @@ int xg_pipeline_start(struct xg_pipeline *p, const char *input, size_t len, int 
 		return xg_error("a pipeline of %zu stages is longer than %d", p->n, MAX_FORWARD);
 	if (pipe2(feed, O_CLOEXEC) < 0)
 		return xg_error_errno("cannot make a pipe");
-	block_forwarded(SIG_BLOCK, &old);
+	block_forwarded(&old);
 	set_forwarding(1);
 	p->feeder = start_feeder(input, len, feed[1], &old);
 	close(feed[1]);
@@ -201,7 +214,7 @@ int xg_pipeline_start(struct xg_pipeline *p, const char *input, size_t len, int 
 	if (rc == 0 && out_fd == XG_PIPELINE_CAPTURE)
 		p->out_fd = in;
 out:
-	block_forwarded(SIG_SETMASK, &old);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (rc < 0)
 		abandon(p);
 	return rc;
@@ -252,12 +265,12 @@ int xg_pipeline_wait(struct xg_pipeline *p)
 				continue;
 			break;
 		}
-		block_forwarded(SIG_BLOCK, &old);
+		block_forwarded(&old);
 		if (waitpid(info.si_pid, &status, 0) == info.si_pid) {
 			track(0, info.si_pid);
 			reap(p, info.si_pid, status);
 		}
-		block_forwarded(SIG_SETMASK, &old);
+		sigprocmask(SIG_SETMASK, &old, NULL);
 	}
 	set_forwarding(0);
 	if (!p->n)
