@@ -366,9 +366,36 @@ xg: completed; 1 tool call, 30 ms; conversation c-42"
 	assert_output --partial '{"type":"run_start"'
 }
 
+# The examples of xg(1), one command a line, as the page shows them.
+examples() {
+	awk '/^\.Sh EXAMPLES/ { f = 1; next } /^\.Sh/ { f = 0 }
+		f && /^\.Bd -literal/ { b = 1; next } f && /^\.Ed/ { b = 0; next }
+		f && b' "$XG_SRCDIR/man/xg.1" | sed 's/\\e/\\/g'
+}
+
 @test "the examples in xg(1) run" {
-	[ -x "$XG_SRCDIR/bin/xg-classify-plan" ] || skip "xg-classify-plan is not built"
-	run sh -c "printf 'Nothing to plan.\n' | xg classify-plan"
-	assert_success
-	assert_output --partial '"outcome":"no_plan"'
+	stub_tree
+	mkdir -p "$XG_HOME/state/conversations"
+	echo '{"type":"conversation","schema":"xg/1","id":"c-1"}' >"$XG_HOME/state/conversations/c-1.jsonl"
+	echo 'tidy the README' >task.txt
+	n=0
+	while IFS= read -r example; do
+		case "$example" in
+		*classify-plan*) [ -x "$XG_SRCDIR/bin/xg-classify-plan" ] || continue ;;
+		esac
+		rm -f "$STUB/stdin"
+		run sh -c "$example"
+		[ "$status" -eq 0 ] || fail "'$example' exited $status: $output"
+		case "$example" in
+		*--dry-run*) assert_output --regexp "^printf .* \\| xg-run\$" ;;
+		"xg run"* | "xg plan"* | "xg resume"*)
+			[ -s "$STUB/stdin" ] || fail "'$example' ran no pipeline" ;;
+		*classify-plan*) assert_output --partial '"outcome":"no_plan"' ;;
+		*commands) assert_line run ;;
+		esac
+		n=$((n + 1))
+	done < <(examples)
+	[ "$n" -ge 6 ] || fail "only $n examples ran"
+	run cat plan.ndjson
+	assert_output '{"type":"run_end","status":"completed"}'
 }
