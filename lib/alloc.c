@@ -39,6 +39,16 @@ char *xg_strndup(const char *s, size_t n)
 	return p;
 }
 
+char *xg_memdup(const void *p, size_t n)
+{
+	char *q = xg_malloc(n + 1);
+
+	if (n)
+		memcpy(q, p, n);
+	q[n] = '\0';
+	return q;
+}
+
 char *xg_asprintf(const char *fmt, ...)
 {
 	va_list ap;

@@ -8,7 +8,10 @@ void *xg_malloc(size_t n);
 void *xg_calloc(size_t nmemb, size_t size);
 void *xg_realloc(void *p, size_t n);
 char *xg_strdup(const char *s);
+/* At most n bytes of the C string s (stops at a NUL, as strndup). */
 char *xg_strndup(const char *s, size_t n);
+/* Exactly n bytes of p, NULs included, with a NUL after them. */
+char *xg_memdup(const void *p, size_t n);
 /* A printf into a new string. */
 __attribute__((format(printf, 1, 2)))
 char *xg_asprintf(const char *fmt, ...);

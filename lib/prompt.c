@@ -219,7 +219,7 @@ int xg_prompt_manifest_load(const char *dir, struct xg_prompt_manifest *m)
 		xg_buf_release(&b);
 		return XG_EX_CONFIG;
 	}
-	m->raw = xg_strndup(b.buf, b.len);
+	m->raw = xg_memdup(b.buf, b.len);
 	m->rawlen = b.len;
 	if (!utf8_ok(b.buf, b.len)) {
 		xg_buf_release(&b);
@@ -448,7 +448,7 @@ struct part {
 static int build_part(const struct xg_prompt_manifest *m, const struct xg_prompt_section *s,
 		      jv vars, int render, struct part *p, jv *notices)
 {
-	char *full = render ? xg_prompt_render(s->text, s->len, vars) : xg_strndup(s->text, s->len);
+	char *full = render ? xg_prompt_render(s->text, s->len, vars) : xg_memdup(s->text, s->len);
 	size_t len = trim_end(full, strlen(full)), all = chars_of(full, len);
 
 	p->s = s;

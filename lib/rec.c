@@ -90,7 +90,7 @@ static int parse_line(struct xg_rec_reader *r, struct xg_rec *rec, char *line, s
 	}
 	rec->v = v;
 	rec->type = xg_json_string_peek(v, "type");
-	rec->raw = xg_strndup(line, len);
+	rec->raw = xg_memdup(line, len);
 	rec->rawlen = len;
 	return 1;
 }

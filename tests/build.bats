@@ -34,3 +34,11 @@ load helper
 	run find "$root" -type f
 	assert_output ""
 }
+
+@test "the README's first use prints what it shows" {
+	want=$(awk '/^    \$ printf .* \| xg-classify-plan$/ { getline; sub(/^    /, ""); print; exit }' "$XG_SRCDIR/README.md")
+	[ -n "$want" ] || fail "the README has no first use"
+	run sh -c "printf 'Looked around: this already exists.\n' | xg-classify-plan"
+	assert_success
+	assert_output "$want"
+}

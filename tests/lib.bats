@@ -189,3 +189,22 @@ load helper
 	assert_equal "$status" 70
 	assert_equal "$stderr" "xg-test-lib: cannot open 'nowhere': No such file or directory"
 }
+
+@test "records written to a pipe are flushed one by one, while input is still open" {
+	mkfifo in
+	# The writer keeps the FIFO open; the first record must come out before
+	# the input ends.
+	( printf '{"type":"first"}\n'; sleep 5 ) >in &
+	writer=$!
+	run timeout 3 sh -c 'xg-test-lib cat <in | head -n 1'
+	kill "$writer" 2>/dev/null || true
+	assert_output '{"type":"first"}'
+}
+
+@test "running out of memory is exit 70 with a message" {
+	[ ! -d "$XG_SRCDIR/tests/vgbin" ] || skip "valgrind has its own allocator"
+	case "${XG_MAKEFLAGS:-}" in *SANITIZE=1*) skip "ASan needs more address space than the limit" ;; esac
+	run_split sh -c 'ulimit -v 60000; exec xg-test-lib buf 0 100000000'
+	assert_equal "$status" 70
+	assert_regex "$stderr" "^xg-test-lib: out of memory allocating [0-9]+ bytes$"
+}

@@ -535,9 +535,9 @@ static int parse_edits(jv list, int crlf, struct edit **out, int *count, jv *err
 			e[i].old = to_crlf(jv_string_value(o), ol, &e[i].old_len);
 			e[i].new = to_crlf(jv_string_value(w), nl, &e[i].new_len);
 		} else {
-			e[i].old = xg_strndup(jv_string_value(o), ol);
+			e[i].old = xg_memdup(jv_string_value(o), ol);
 			e[i].old_len = ol;
-			e[i].new = xg_strndup(jv_string_value(w), nl);
+			e[i].new = xg_memdup(jv_string_value(w), nl);
 			e[i].new_len = nl;
 		}
 		e[i].index = i;

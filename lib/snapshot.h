@@ -1,0 +1,66 @@
+#ifndef XG_SNAPSHOT_H
+#define XG_SNAPSHOT_H
+/*
+ * Turn snapshots (design.md B3, ADR-0066).
+ *
+ * xg_snapshot_take commits the working tree as it is, through a throwaway
+ * index that lives only in memory: tracked files with their edits,
+ * deletions, modes and symlinks, untracked files that the ignore rules let
+ * through within the limits, submodules as the gitlinks the index holds.
+ * It never writes the working tree, the index, HEAD, a ref or the config;
+ * it writes only new objects, all at the end, so a snapshot that gives up
+ * (the timeout) leaves nothing behind.
+ *
+ * Unchanged files are not read: the index's stat data is trusted as git
+ * trusts it, with the real index's timestamp deciding which entries are
+ * racy (an entry modified in the second the index was written is hashed).
+ * Directories without changes reuse the index's cache tree.
+ *
+ * xg_snapshot_replay makes a clone sharing the repository's objects, with
+ * the working tree at a snapshot and HEAD and the index at its base.
+ */
+#include <jv.h>
+
+#define XG_SNAPSHOT_MAX_FILE_SIZE (5ULL << 20)
+#define XG_SNAPSHOT_MAX_TOTAL_SIZE (100ULL << 20)
+#define XG_SNAPSHOT_MAX_FILES 10000ULL
+#define XG_SNAPSHOT_TIMEOUT_MS 2000LL
+/* The most skipped[] entries a record lists; skipped_total counts all. */
+#define XG_SNAPSHOT_SKIPPED_MAX 1000
+
+struct xg_snapshot_opts {
+	const char *dir;		/* where to look for the repository; NULL is "." */
+	unsigned long long max_file_size;	/* per untracked file, bytes */
+	unsigned long long max_total_size;	/* all untracked files, bytes */
+	unsigned long long max_files;		/* untracked files */
+	long long timeout_ms;
+	int threads;			/* 0: one per CPU, at most 4 */
+};
+
+void xg_snapshot_opts_init(struct xg_snapshot_opts *o);
+
+/*
+ * Takes a snapshot and returns its "snapshot" record.  It does not fail:
+ * when there is no commit (not a repository, a bare one, an unreadable
+ * one, the timeout) the record's commit is null and its reason says why.
+ */
+jv xg_snapshot_take(const struct xg_snapshot_opts *o);
+
+/* Parses a duration: a number of seconds ("2", "0.5") or of milliseconds
+ * with "ms" ("1500ms").  -1 when s is not one. */
+int xg_snapshot_parse_duration(const char *s, long long *ms);
+
+struct xg_snapshot_replay_opts {
+	const char *dir;	/* the source repository; NULL is "." */
+	const char *commit;	/* the snapshot */
+	const char *base;	/* HEAD and index of the clone; NULL: commit's parent */
+	const char *target;	/* the clone's directory: absent or empty */
+};
+
+/*
+ * Makes the replay clone and sets *record to its "replay" record.  -1 after
+ * reporting the error (xg_error) and removing what it made.
+ */
+int xg_snapshot_replay(const struct xg_snapshot_replay_opts *o, jv *record);
+
+#endif

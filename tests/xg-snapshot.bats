@@ -1,0 +1,691 @@
+#!/usr/bin/env bats
+# xg-snapshot: snapshots of the working tree, and replay clones.
+
+load helper
+
+setup() {
+	# git and libgit2 read no person's or machine's configuration here.
+	export HOME="$BATS_TEST_TMPDIR/home-dir"
+	export XDG_CONFIG_HOME="$HOME/.config"
+	export GIT_CONFIG_NOSYSTEM=1
+	unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL
+	unset GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
+	mkdir -p "$HOME"
+	repo="$BATS_TEST_TMPDIR/repo"
+}
+
+# A repository with one commit of a few files.
+make_repo() {
+	git init -q -b main "$repo"
+	cd "$repo"
+	git config user.name 'Ada Tester'
+	git config user.email ada@example.org
+	mkdir -p src docs
+	printf 'one\n' > src/one.c
+	printf 'two\n' > src/two.c
+	printf 'readme\n' > README
+	printf 'guide\n' > docs/guide.md
+	printf '#!/bin/sh\n' > run.sh
+	git add -A
+	git commit -qm 'first'
+}
+
+# The tree git's own plumbing makes of the working tree: add -A in a
+# throwaway copy of the index, then write-tree.
+git_tree() {
+	cp .git/index "$BATS_TEST_TMPDIR/git-index"
+	GIT_INDEX_FILE="$BATS_TEST_TMPDIR/git-index" git add -A 2>/dev/null
+	GIT_INDEX_FILE="$BATS_TEST_TMPDIR/git-index" git write-tree
+	rm -f "$BATS_TEST_TMPDIR/git-index"
+}
+
+snap() {
+	run_split xg-snapshot "$@" < /dev/null
+}
+
+field() {
+	jq -r "$1" <<<"$output"
+}
+
+@test "a snapshot's tree is the tree git add -A would commit" {
+	make_repo
+	printf 'one, edited\n' > src/one.c
+	rm src/two.c
+	printf 'new\n' > src/three.c
+	mkdir -p lib/deep && printf 'deep\n' > lib/deep/x.c
+	printf '*.log\nbuild/\n/top-only\n!keep.log\nsecret-*\n' > .gitignore
+	printf 'a\n' > a.log
+	printf 'b\n' > keep.log
+	mkdir build && printf 'o\n' > build/out.o
+	printf 'x\n' > top-only
+	printf 'y\n' > src/top-only
+	printf 's\n' > src/secret-key
+	printf '*.tmp\n' > docs/.gitignore
+	printf 't\n' > docs/draft.tmp
+	printf 't\n' > draft.tmp
+	snap
+	assert_success
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	assert_equal "$(field .changed) $(field .deleted) $(field .untracked)" "1 1 7"
+	assert_equal "$(field .complete)" true
+	git fsck --no-dangling --strict
+}
+
+@test "the record names the repository, the base and what went in" {
+	make_repo
+	printf 'more\n' >> README
+	snap
+	assert_success
+	assert_equal "$(field .type)" snapshot
+	assert_equal "$(field .repo)" "$repo"
+	assert_equal "$(field .base)" "$(git rev-parse HEAD)"
+	assert_equal "$(field .files)" 5
+	assert_equal "$(field '.skipped | length')" 0
+	assert_equal "$(field '.elapsed_ms | type')" number
+	assert_equal "$(field 'has("reason")')" false
+	assert_equal "$(git cat-file -t "$(field .commit)")" commit
+}
+
+@test "the commit has HEAD as parent and the configured author" {
+	make_repo
+	printf 'x\n' > new.txt
+	snap
+	c=$(field .commit)
+	assert_equal "$(git rev-parse "$c^")" "$(git rev-parse HEAD)"
+	assert_equal "$(git log -1 --format='%an <%ae>|%cn <%ce>' "$c")" \
+		'Ada Tester <ada@example.org>|Ada Tester <ada@example.org>'
+	assert_equal "$(git log -1 --format=%s "$c")" 'xg snapshot of the working tree'
+}
+
+@test "without a configured identity the commit is by xg <xg@localhost>" {
+	make_repo
+	git config --unset user.name
+	git config --unset user.email
+	snap
+	assert_success
+	assert_equal "$(git log -1 --format='%an <%ae>' "$(field .commit)")" 'xg <xg@localhost>'
+}
+
+@test "an unborn branch gives a commit without a parent and a null base" {
+	git init -q "$repo"
+	cd "$repo"
+	printf 'first file\n' > a
+	snap
+	assert_success
+	assert_equal "$(field .base)" null
+	assert_equal "$(git rev-list --parents -1 "$(field .commit)")" "$(field .commit)"
+	assert_equal "$(git show "$(field .commit):a")" 'first file'
+}
+
+@test "outside a repository there is no commit and the exit is 0, or 1 with --strict" {
+	mkdir "$BATS_TEST_TMPDIR/plain"
+	cd "$BATS_TEST_TMPDIR/plain"
+	snap
+	assert_success
+	assert_equal "$(field .commit)" null
+	assert_equal "$(field .reason)" not-a-repository
+	assert_equal "$(field .complete)" false
+	snap --strict
+	assert_failure 1
+	assert_equal "$(field .reason)" not-a-repository
+}
+
+@test "a bare repository gives no commit" {
+	git init -q --bare "$BATS_TEST_TMPDIR/bare.git"
+	snap -C "$BATS_TEST_TMPDIR/bare.git"
+	assert_success
+	assert_equal "$(field .commit)" null
+	assert_equal "$(field .reason)" bare-repository
+	snap --strict -C "$BATS_TEST_TMPDIR/bare.git"
+	assert_failure 1
+}
+
+@test "an index it cannot read gives no commit and says why" {
+	make_repo
+	printf 'not an index at all, just some bytes to fill it up\n' > .git/index
+	snap
+	assert_success
+	assert_equal "$(field .commit)" null
+	assert_equal "$(field .reason)" unreadable
+	assert_equal "$(field .error)" 'not an index file'
+}
+
+@test "-C runs in another directory, also from a subdirectory" {
+	make_repo
+	printf 'edit\n' >> README
+	cd /
+	snap -C "$repo/src"
+	assert_success
+	assert_equal "$(field .repo)" "$repo"
+	assert_equal "$(git -C "$repo" show "$(field .commit):README" | tail -1)" edit
+}
+
+@test "records pass through and each request gets a snapshot after it" {
+	make_repo
+	other="$BATS_TEST_TMPDIR/other"
+	git init -q "$other"
+	printf 'o\n' > "$other/o"
+	input=$(printf '%s\n' '{"type":"notice","from":"t","text":"hi"}' \
+		"{\"type\":\"request\",\"text\":\"a\",\"cwd\":\"$other\"}" \
+		'{"type":"request","text":"b"}' '{"type":"other","x":[1, 2]}')
+	run_split xg-snapshot <<<"$input"
+	assert_success
+	assert_equal "$(jq -r .type <<<"$output" | tr '\n' ' ')" \
+		'notice request snapshot request snapshot other '
+	assert_equal "$(sed -n 1p <<<"$output")" '{"type":"notice","from":"t","text":"hi"}'
+	assert_equal "$(sed -n 6p <<<"$output")" '{"type":"other","x":[1, 2]}'
+	assert_equal "$(sed -n 3p <<<"$output" | jq -r .repo)" "$other"
+	assert_equal "$(sed -n 5p <<<"$output" | jq -r .repo)" "$repo"
+}
+
+@test "symlinks are stored as links and the executable bit is kept" {
+	make_repo
+	ln -s README link
+	ln -s src/one.c src/../one-link
+	chmod +x run.sh
+	printf '#!/bin/sh\n' > new-tool && chmod +x new-tool
+	snap
+	c=$(field .commit)
+	assert_equal "$(git ls-tree "$c" link | cut -c1-6)" 120000
+	assert_equal "$(git cat-file -p "$c:link")" README
+	assert_equal "$(git ls-tree "$c" run.sh | cut -c1-6)" 100755
+	assert_equal "$(git ls-tree "$c" new-tool | cut -c1-6)" 100755
+	assert_equal "$(git ls-tree "$c" README | cut -c1-6)" 100644
+	assert_equal "$(git rev-parse "$c^{tree}")" "$(git_tree)"
+}
+
+@test "names with spaces, newlines and bytes that are not UTF-8 go in" {
+	make_repo
+	printf 'a\n' > 'with space.txt'
+	printf 'b\n' > "$(printf 'new\nline')"
+	printf 'c\n' > "$(printf 'latin1-\351t\351')"
+	mkdir "dir with space" && printf 'd\n' > "dir with space/f"
+	git add "with space.txt" && git commit -qm spaces
+	printf 'edited\n' > 'with space.txt'
+	snap
+	assert_success
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	assert_equal "$(field .untracked)" 3
+}
+
+@test "a submodule is recorded as the gitlink the index holds" {
+	make_repo
+	sub="$BATS_TEST_TMPDIR/sub"
+	git init -q "$sub"
+	git -C "$sub" -c user.name=s -c user.email=s@s commit -q --allow-empty -m s1
+	git -c protocol.file.allow=always submodule -q add "$sub" sub
+	git commit -qm 'add sub'
+	pinned=$(git rev-parse HEAD:sub)
+	git -C sub -c user.name=s -c user.email=s@s commit -q --allow-empty -m s2
+	snap
+	assert_success
+	assert_equal "$(git ls-tree "$(field .commit)" sub | cut -f1)" "160000 commit $pinned"
+}
+
+@test "an untracked repository inside goes in as a gitlink to its HEAD" {
+	make_repo
+	git init -q inner
+	git -C inner -c user.name=s -c user.email=s@s commit -q --allow-empty -m inner
+	snap
+	assert_equal "$(git ls-tree "$(field .commit)" inner | cut -f1)" \
+		"160000 commit $(git -C inner rev-parse HEAD)"
+}
+
+@test "untracked files over --max-file-size are skipped, tracked ones are not" {
+	make_repo
+	head -c 3000 /dev/zero > big.bin
+	head -c 100 /dev/zero > small.bin
+	head -c 3000 /dev/zero > README
+	snap --max-file-size 2k
+	assert_success
+	assert_equal "$(field '.skipped | map(.path + ":" + .reason) | join(",")')" big.bin:max-file-size
+	assert_equal "$(field .complete)" false
+	c=$(field .commit)
+	assert_equal "$(git cat-file -s "$c:README")" 3000
+	assert_equal "$(git cat-file -s "$c:small.bin")" 100
+	run git cat-file -e "$c:big.bin"
+	assert_failure
+}
+
+@test "past --max-files the other untracked files are skipped" {
+	make_repo
+	mkdir many
+	for i in 1 2 3 4 5; do printf '%s\n' $i > many/f$i; done
+	snap --max-files 3
+	assert_success
+	assert_equal "$(field .untracked)" 3
+	assert_equal "$(field '.skipped | map(.path + ":" + .reason) | join(",")')" \
+		many/f4:max-files,many/f5:max-files
+	assert_equal "$(git ls-tree --name-only "$(field .commit)" many/ | tr '\n' ' ')" \
+		'many/f1 many/f2 many/f3 '
+	assert_equal "$(field .complete)" false
+}
+
+@test "an untracked directory met past --max-files is skipped whole" {
+	make_repo
+	printf 'a\n' > a-first
+	mkdir later && printf 'b\n' > later/b
+	snap --max-files 1
+	assert_equal "$(field '.skipped | map(.path + ":" + .reason) | join(",")')" later/:max-files
+}
+
+@test "past --max-total-size the untracked files that do not fit are skipped" {
+	make_repo
+	head -c 600 /dev/zero > a.bin
+	head -c 600 /dev/zero > b.bin
+	head -c 300 /dev/zero > c.bin
+	snap --max-total-size 1000
+	assert_success
+	assert_equal "$(field '.skipped | map(.path + ":" + .reason) | join(",")')" b.bin:max-total-size
+	assert_equal "$(git ls-tree --name-only "$(field .commit)" | grep bin | tr '\n' ' ')" 'a.bin c.bin '
+	assert_equal "$(field .complete)" false
+}
+
+@test "a tiny --timeout gives up on a big tree and writes nothing" {
+	make_repo
+	for d in $(seq 1 40); do
+		mkdir -p "t$d"
+		for f in $(seq 1 50); do printf '%s\n' "$d $f" > "t$d/f$f"; done
+	done
+	git add -A && git commit -qm big
+	for d in $(seq 1 40); do printf 'u\n' > "t$d/untracked"; done
+	before=$(find .git -type f | sort | xargs sha256sum)
+	snap --timeout 1ms
+	assert_success
+	assert_equal "$(field .commit)" null
+	assert_equal "$(field .reason)" timeout
+	assert_equal "$(field .complete)" false
+	assert_equal "$(find .git -type f | sort | xargs sha256sum)" "$before"
+	snap --strict --timeout 1ms
+	assert_failure 1
+	snap --timeout 30
+	assert_success
+	assert_equal "$(field .untracked)" 40
+}
+
+@test "it changes nothing in .git but objects, nor any working-tree file" {
+	make_repo
+	git -C "$repo" tag v1
+	printf 'staged\n' >> README && git add README
+	printf 'unstaged\n' >> src/one.c
+	rm docs/guide.md
+	printf 'u\n' > untracked.txt
+	printf 'build/\n' > .gitignore && mkdir build && printf 'o\n' > build/o
+	ln -s README link
+	state() {
+		(cd .git && find . -path ./objects -prune -o -print | sort)
+		(cd .git && find . -path ./objects -prune -o -type f -print0 | sort -z | xargs -0 sha256sum)
+		find . -path ./.git -prune -o -print0 | sort -z |
+			xargs -0 stat -c '%n %F %a %s %y %Y'
+		find . -path ./.git -prune -o -type f -print0 | sort -z | xargs -0 sha256sum
+	}
+	before=$(state)
+	index=$(sha256sum < .git/index)
+	for i in 1 2 3; do snap; assert_success; done
+	assert_equal "$(state)" "$before"
+	assert_equal "$(sha256sum < .git/index)" "$index"
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+}
+
+@test "an entry edited in the second the index was written is read again" {
+	make_repo
+	printf 'aaaa\n' > racy
+	git add racy && git commit -qm racy
+	old=$(git rev-parse HEAD:racy)
+	printf 'bbbb\n' > racy
+	touch -d @1700000000 racy
+	# The index now has racy's current stat data with the old content's id.
+	xg-test-snapshot stale-entry racy "$old"
+	# Written in the same second as the file: git cannot trust the entry.
+	touch -d @1700000000 .git/index
+	assert_equal "$(git status --porcelain racy)" ' M racy'
+	snap
+	assert_equal "$(git show "$(field .commit):racy")" bbbb
+}
+
+@test "an entry older than the index is trusted without reading the file" {
+	make_repo
+	printf 'aaaa\n' > racy
+	git add racy && git commit -qm racy
+	old=$(git rev-parse HEAD:racy)
+	printf 'bbbb\n' > racy
+	touch -d @1700000000 racy
+	xg-test-snapshot stale-entry racy "$old"
+	touch -d @1700000100 .git/index
+	# git trusts the stat data too: it sees no change.
+	assert_equal "$(git status --porcelain racy)" ''
+	snap
+	assert_equal "$(git show "$(field .commit):racy")" aaaa
+	assert_equal "$(field .changed)" 0
+}
+
+@test "many new files go into one pack that git accepts" {
+	make_repo
+	mkdir gen
+	for i in $(seq 1 40); do printf 'file %s\n' "$i" > "gen/f$i"; done
+	head -c 200000 /dev/urandom > gen/big.bin
+	snap
+	assert_success
+	assert_equal "$(ls .git/objects/pack/*.pack | wc -l)" 1
+	git verify-pack .git/objects/pack/*.idx
+	git fsck --no-dangling --strict
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	cmp gen/big.bin <(git cat-file blob "$(field .commit):gen/big.bin")
+}
+
+@test "a conflicted path is taken from the working tree" {
+	make_repo
+	git checkout -qb other
+	printf 'theirs\n' > README && git commit -qam theirs
+	git checkout -q main
+	printf 'ours\n' > README && git commit -qam ours
+	run git merge -q other
+	assert_failure
+	printf 'resolved by hand\n' > README
+	snap
+	assert_success
+	assert_equal "$(git show "$(field .commit):README")" 'resolved by hand'
+}
+
+@test "replay makes a shared clone whose status is the source's" {
+	make_repo
+	printf '.env\nnode_modules/\n*.log\n' > .gitignore
+	git add .gitignore && git commit -qm ignore
+	printf 'edit\n' >> README
+	rm docs/guide.md
+	printf 'new\n' > src/new.c
+	chmod +x run.sh
+	printf 'SECRET=1\n' > .env
+	mkdir -p node_modules/pkg && printf 'm\n' > node_modules/pkg/index.js
+	printf 'l\n' > debug.log
+	printf '.env\nnode_modules/\n' > .worktreeinclude
+	snap
+	c=$(field .commit)
+	clone="$BATS_TEST_TMPDIR/clone"
+	run_split xg-snapshot replay "$c" "$clone" < /dev/null
+	assert_success
+	assert_equal "$(jq -r .type <<<"$output")" replay
+	assert_equal "$(jq -r .dir <<<"$output")" "$clone"
+	assert_equal "$(jq -r .base <<<"$output")" "$(git rev-parse HEAD)"
+	assert_equal "$(jq -r '.included | join(",")' <<<"$output")" '.env,node_modules/pkg/index.js'
+	assert_equal "$(git -C "$clone" status --porcelain)" "$(git status --porcelain)"
+	assert_equal "$(git -C "$clone" rev-parse HEAD)" "$(git rev-parse HEAD)"
+	assert_equal "$(git -C "$clone" symbolic-ref HEAD)" refs/heads/main
+	assert_equal "$(cat "$clone/.env")" 'SECRET=1'
+	assert [ ! -e "$clone/debug.log" ]
+	# The objects are borrowed, not copied.
+	assert_equal "$(cat "$clone/.git/objects/info/alternates")" "$repo/.git/objects"
+	assert_equal "$(find "$clone/.git/objects" -type f ! -path '*/info/*' | wc -l)" 0
+	assert_equal "$(git -C "$clone" rev-parse origin/main)" "$(git rev-parse main)"
+	git -C "$clone" fsck --no-dangling
+}
+
+@test "replay --base puts HEAD and the index at another commit" {
+	make_repo
+	first=$(git rev-parse HEAD)
+	printf 'second\n' >> README && git commit -qam second
+	printf 'third\n' >> README
+	snap
+	clone="$BATS_TEST_TMPDIR/clone"
+	run_split xg-snapshot replay --base "$first" "$(field .commit)" "$clone" < /dev/null
+	assert_success
+	assert_equal "$(git -C "$clone" rev-parse HEAD)" "$first"
+	assert_equal "$(git -C "$clone" status --porcelain)" ' M README'
+	assert_equal "$(tail -2 "$clone/README" | tr '\n' ' ')" 'second third '
+}
+
+@test "replay - takes the commit of the snapshot record it reads" {
+	make_repo
+	printf 'x\n' > x
+	clone="$BATS_TEST_TMPDIR/clone"
+	run_split bash -c "xg-snapshot < /dev/null | xg-snapshot replay - '$clone'"
+	assert_success
+	assert_equal "$(jq -r .type <<<"$output" | tr '\n' ' ')" 'snapshot replay '
+	assert_equal "$(git -C "$clone" status --porcelain)" '?? x'
+}
+
+@test "replay refuses a directory that is not empty and leaves it alone" {
+	make_repo
+	snap
+	mkdir -p "$BATS_TEST_TMPDIR/full" && printf 'mine\n' > "$BATS_TEST_TMPDIR/full/keep"
+	run_split xg-snapshot replay "$(field .commit)" "$BATS_TEST_TMPDIR/full" < /dev/null
+	assert_failure 1
+	assert_equal "$stderr" "xg-snapshot: refusing '$BATS_TEST_TMPDIR/full': it exists and is not empty"
+	assert_equal "$(ls "$BATS_TEST_TMPDIR/full")" keep
+}
+
+@test "a replay that fails removes what it made" {
+	make_repo
+	snap
+	c=$(field .commit)
+	# An empty directory may be used; a failure empties it again.
+	mkdir "$BATS_TEST_TMPDIR/empty"
+	git tag broken "$(git rev-parse HEAD)"
+	printf 'not a commit\n' > .git/refs/tags/broken
+	run_split xg-snapshot replay --base broken "$c" "$BATS_TEST_TMPDIR/empty" < /dev/null
+	assert_failure 1
+	assert [ -d "$BATS_TEST_TMPDIR/empty" ]
+	assert_equal "$(ls -A "$BATS_TEST_TMPDIR/empty")" ''
+	run_split xg-snapshot replay no-such-commit "$BATS_TEST_TMPDIR/new" < /dev/null
+	assert_failure 1
+	assert [ ! -e "$BATS_TEST_TMPDIR/new" ]
+}
+
+@test "bad options are usage errors" {
+	run_split xg-snapshot --timeout soon < /dev/null
+	assert_failure 2
+	run_split xg-snapshot --max-files lots < /dev/null
+	assert_failure 2
+	run_split xg-snapshot replay onlyone < /dev/null
+	assert_failure 2
+	run_split xg-snapshot stray < /dev/null
+	assert_failure 2
+}
+
+@test "ignore patterns match as git's own do" {
+	make_repo
+	cat > .gitignore <<'PATTERNS'
+# a comment, then patterns of every kind
+\#hash
+trailing-space\ 
+trailing-tab	
+**/deep-any
+a/**/b.txt
+logs/**
+[a-c]x.dat
+[!a-c]y.dat
+x[[:digit:]]
+*.o
+!keep.o
+only-dir/
+/anchored
+nested/inner
+q?z
+PATTERNS
+	mkdir -p s/t a/m/n logs/old only-dir nested sub/nested
+	for f in '#hash' 'trailing-space ' 'trailing-tab	' s/t/deep-any a/b.txt a/m/n/b.txt \
+		logs/old/l ax.dat dx.dat ay.dat dy.dat x1 xa f.o keep.o s/only-dir \
+		only-dir/f anchored s/anchored nested/inner sub/nested/inner qiz qz plain; do
+		printf 'x\n' > "$f"
+	done
+	mkdir -p build/keep && printf 'k\n' > build/keep/tracked.o
+	git add -f build/keep/tracked.o && git commit -qm forced
+	printf 'b/\n' >> .gitignore
+	mkdir -p b && printf 'u\n' > b/u
+	printf 'n\n' > build/keep/neighbour.o
+	printf 'n\n' > build/keep/neighbour.c
+	snap
+	assert_success
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	git ls-tree -r --name-only "$(field .commit)" > "$BATS_TEST_TMPDIR/names"
+	grep -qx 'build/keep/neighbour.c' "$BATS_TEST_TMPDIR/names"
+	! grep -qx 'build/keep/neighbour.o' "$BATS_TEST_TMPDIR/names"
+}
+
+@test "ignore rules from info/exclude and core.excludesFile apply" {
+	make_repo
+	printf 'excluded-here\n' > .git/info/exclude
+	mkdir -p "$XDG_CONFIG_HOME/git"
+	printf 'global-*\n' > "$XDG_CONFIG_HOME/git/ignore"
+	printf 'x\n' > excluded-here
+	printf 'x\n' > global-one
+	printf 'x\n' > kept
+	snap
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	assert_equal "$(field .untracked)" 1
+	printf 'other-*\n' > "$BATS_TEST_TMPDIR/ignore"
+	git config core.excludesFile "$BATS_TEST_TMPDIR/ignore"
+	printf 'x\n' > other-one
+	snap
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	assert_equal "$(git ls-tree --name-only "$(field .commit)" | grep -c global-one)" 1
+}
+
+@test "an index of version 4 is read as well" {
+	make_repo
+	mkdir -p src/a/b && printf 'x\n' > src/a/b/c && git add -A && git commit -qm more
+	git update-index --index-version 4
+	printf 'edit\n' >> src/a/b/c
+	rm src/two.c
+	printf 'n\n' > src/new
+	snap
+	assert_success
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+}
+
+@test "a split index is not understood and says so" {
+	make_repo
+	git update-index --split-index
+	snap
+	assert_success
+	assert_equal "$(field .commit)" null
+	assert_equal "$(field .reason)" unreadable
+	assert_equal "$(field .error)" 'a split index is not supported'
+}
+
+@test "a linked worktree is snapshot with its own index and HEAD" {
+	make_repo
+	git worktree add -q "$BATS_TEST_TMPDIR/wt" -b side
+	cd "$BATS_TEST_TMPDIR/wt"
+	printf 'side edit\n' >> README
+	printf 'n\n' > only-here
+	snap
+	assert_success
+	assert_equal "$(field .repo)" "$BATS_TEST_TMPDIR/wt"
+	assert_equal "$(field .base)" "$(git rev-parse side)"
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+}
+
+@test "with core.autocrlf the stored content is converted as git converts it" {
+	make_repo
+	git config core.autocrlf input
+	printf 'one\r\ntwo\r\n' > crlf.txt
+	printf 'a\r\n' >> README
+	snap
+	assert_success
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	assert_equal "$(git cat-file -p "$(field .commit):crlf.txt" | od -c | grep -c '\\r')" 0
+}
+
+@test "the examples of the man page work" {
+	make_repo
+	printf 'x\n' > new
+	run bash -c 'xg-snapshot < /dev/null | jq -r .commit'
+	assert_success
+	assert_regex "$output" '^[0-9a-f]{40}$'
+	run bash -c "printf '%s\n' '{\"type\":\"request\",\"text\":\"fix it\"}' |
+		xg-snapshot --max-file-size 1M --timeout 500ms"
+	assert_success
+	assert_equal "$(jq -r .type <<<"$output" | tr '\n' ' ')" 'request snapshot '
+	run bash -c "xg-snapshot < /dev/null | xg-snapshot replay - '$BATS_TEST_TMPDIR/turn' &&
+		git -C '$BATS_TEST_TMPDIR/turn' status --short"
+	assert_success
+	assert_equal "$(tail -1 <<<"$output")" '?? new'
+}
+
+@test "files that became directories, and directories that became files or links" {
+	make_repo
+	mkdir -p keep/inner && printf 'k\n' > keep/inner/k && git add -A && git commit -qm more
+	rm README && mkdir README && printf 'now a dir\n' > README/inside
+	rm -r docs && printf 'now a file\n' > docs
+	rm -r keep/inner && ln -s ../src keep/inner
+	snap
+	assert_success
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	assert_equal "$(git ls-tree "$(field .commit)" keep/inner | cut -c1-6)" 120000
+}
+
+@test "a fifo where a tracked file was is left out and said so; untracked ones are ignored" {
+	make_repo
+	rm README && mkfifo README
+	mkfifo untracked-fifo
+	snap
+	assert_success
+	assert_equal "$(field '.skipped | map(.path + ":" + .reason) | join(",")')" README:special-file
+	run git cat-file -e "$(field .commit):README"
+	assert_failure
+	run git cat-file -e "$(field .commit):untracked-fifo"
+	assert_failure
+}
+
+@test "thousands of untracked files past the limit still make a valid pack" {
+	make_repo
+	mkdir many
+	(cd many && seq 1 4000 | split -l 1 -a 4 - f)
+	snap --max-files 3000
+	assert_success
+	assert_regex "$(field .commit)" '^[0-9a-f]{40}$'
+	assert_equal "$(field .untracked) $(field .skipped_total) $(field '.skipped | length')" '3000 1000 1000'
+	git fsck --no-dangling --strict
+	assert_equal "$(git ls-tree -r --name-only "$(field .commit)" many | wc -l)" 3000
+}
+
+@test "names that sort around directory boundaries land where git puts them" {
+	make_repo
+	mkdir -p a a-b ab a.d/e
+	for f in a/x a.c a-b/y ab/z a.d/e/f 'a b' a0; do printf '%s\n' "$f" > "$f"; done
+	git add -A && git commit -qm names
+	for f in a/new a.b a-a a/x.y ab/a 'a/ ' a.d/e0 a.d/e/g; do printf 'n\n' > "$f"; done
+	rm a.c
+	printf 'changed\n' > a-b/y
+	snap
+	assert_success
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+}
+
+@test "an empty repository gives the empty tree; a detached HEAD is the parent" {
+	git init -q "$repo"
+	cd "$repo"
+	snap
+	assert_success
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" 4b825dc642cb6eb9a060e54bf8d69288fbee4904
+	printf 'x\n' > x && git -c user.name=a -c user.email=a@a add x &&
+		git -c user.name=a -c user.email=a@a commit -qm x
+	git checkout -q --detach
+	printf 'y\n' >> x
+	snap
+	assert_equal "$(field .base)" "$(git rev-parse HEAD)"
+	assert_equal "$(git rev-parse "$(field .commit)^")" "$(git rev-parse HEAD)"
+}
+
+@test "core.worktree elsewhere is followed, as libgit2 reads it" {
+	git init -q "$repo"
+	mkdir "$BATS_TEST_TMPDIR/tree"
+	git -C "$repo" config core.worktree "$BATS_TEST_TMPDIR/tree"
+	printf 'x\n' > "$BATS_TEST_TMPDIR/tree/in-tree"
+	printf 'y\n' > "$repo/beside-git"
+	snap -C "$repo"
+	assert_success
+	assert_equal "$(field .repo)" "$BATS_TEST_TMPDIR/tree"
+	assert_equal "$(git -C "$repo" ls-tree --name-only "$(field .commit)")" in-tree
+}
+
+@test "the pack checksum's SHA-1 agrees with sha1sum, with and without the SHA extensions" {
+	head -c 1000003 /dev/urandom > "$BATS_TEST_TMPDIR/data"
+	for input in /dev/null "$BATS_TEST_TMPDIR/data"; do
+		want=$(sha1sum < "$input" | cut -d' ' -f1)
+		assert_equal "$(xg-test-snapshot sha1 < "$input")" "$want"
+		assert_equal "$(xg-test-snapshot sha1 --portable < "$input")" "$want"
+	done
+	assert_equal "$(printf abc | xg-test-snapshot sha1)" a9993e364706816aba3e25717850c26c9cd0d89d
+}
