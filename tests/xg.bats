@@ -399,3 +399,69 @@ examples() {
 	run cat plan.ndjson
 	assert_output '{"type":"run_end","status":"completed"}'
 }
+
+# With the real xg-run, against the loopback fake provider.  These need
+# xg-run, which is built once its branch is merged.
+need_xg_run() {
+	[ -x "$XG_SRCDIR/bin/xg-run" ] || skip "xg-run is not built"
+	unset OPENAI_API_KEY ANTHROPIC_API_KEY OPENROUTER_API_KEY
+	export XG_TEST_KEY=test-secret-4d7a FAKE_PROVIDER_KEY=test-secret-4d7a
+	load fake-provider
+	fake_provider_start || return 1
+	mkdir -p "$XG_HOME/config"
+	cat >"$XG_HOME/config/models.json" <<-EOF
+	{"providers": {"fake": {"kind": "openai-chat", "base_url": "$FAKE_URL", "key_env": "XG_TEST_KEY",
+	  "models": {"m": {"context_window": 100000, "max_output_tokens": 4096,
+	                   "efforts": [], "default_effort": null}}}}}
+	EOF
+}
+
+teardown() {
+	if declare -F fake_provider_stop >/dev/null; then fake_provider_stop; fi
+}
+
+# The records without what differs from one run to the next: ids, times,
+# the snapshot's commit.
+steady() {
+	jq -c 'walk(if type == "object" then del(.run, .conversation, .ms, .elapsed_ms,
+		.at, .commit, .snapshot, .started, .ended, .t) else . end)' "$1"
+}
+
+@test "with xg-run, the dry-run pipeline run by sh gives the same records as xg run --json" {
+	need_xg_run <<-'EOF'
+	{"text": "Done: nothing to change.", "usage": {"input": 10, "output": 4}, "repeat": 2}
+	EOF
+	sh -c "$(xg run --dry-run --model fake/m "$TRICKY")" >sh.out
+	xg run --json --model fake/m "$TRICKY" >xg.out
+	grep -q '"type":"run_end"' xg.out || fail "no run_end: $(cat xg.out)"
+	steady sh.out >sh.steady
+	steady xg.out >xg.steady
+	run diff sh.steady xg.steady
+	assert_success
+	run jq -r 'select(.type == "run_end") | "\(.status) \(.reply)"' xg.out
+	assert_output "completed Done: nothing to change."
+	run fake_log 'print(len(log))'
+	assert_output 2
+}
+
+@test "with xg-run, a run's exit status and run_end come through xg" {
+	need_xg_run </dev/null
+	unset XG_TEST_KEY
+	run_split xg run --json --model fake/m 'hi'
+	assert_equal "$status" 77
+	run jq -r 'select(.type == "run_end") | .status' <<<"$output"
+	assert_output failed
+}
+
+@test "with xg-run, a run on a terminal shows the reply and how it ended" {
+	need_xg_run <<-'EOF'
+	{"tool_calls": [{"id": "c1", "name": "bash", "args": {"command": "echo hi"}}]}
+	{"text": "It printed hi."}
+	EOF
+	run script -qec "xg run --model fake/m 'run echo hi'" /dev/null
+	assert_success
+	run tr -d '\r' <<<"$output"
+	assert_line --regexp '^> bash: echo hi \(ok, [0-9.]+ m?s\)$'
+	assert_line 'It printed hi.'
+	assert_line --regexp '^xg: completed; 1 tool call, '
+}
