@@ -350,7 +350,7 @@ void xg_render_record(struct xg_render *r, jv rec, struct xg_buf *out)
 
 void xg_render_finish(struct xg_render *r, struct xg_buf *out)
 {
-	jv_object_foreach(jv_copy(r->calls), id, call) {
+	jv_object_foreach(r->calls, id, call) {
 		start_line(r, out);
 		style(r, out, DIM);
 		xg_buf_addstr(out, "! ");
