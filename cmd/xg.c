@@ -40,35 +40,6 @@ static const struct xg_command cmd = {
 	usage, options
 };
 
-/* The longest text read from standard input for "-". */
-#define MAX_TEXT ((size_t)16 << 20)
-
-/* The text operand; "-" reads it from standard input, less its trailing
- * newlines. */
-static char *text_of(const char *arg)
-{
-	struct xg_buf b = XG_BUF_INIT(MAX_TEXT);
-	char chunk[65536];
-	ssize_t n;
-
-	if (strcmp(arg, "-"))
-		return xg_strdup(arg);
-	while ((n = read(0, chunk, sizeof(chunk))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			xg_die_errno(XG_EX_IOERR, "cannot read standard input");
-		if (xg_buf_add(&b, chunk, (size_t)n) < 0)
-			xg_die(XG_EX_DATAERR, "the text on standard input is longer than %zu bytes",
-			       MAX_TEXT);
-	}
-	while (b.len && (b.buf[b.len - 1] == '\n' || b.buf[b.len - 1] == '\r'))
-		xg_buf_setlen(&b, b.len - 1);
-	if (memchr(b.buf, '\0', b.len))
-		xg_die(XG_EX_DATAERR, "the text on standard input holds a NUL byte");
-	return xg_buf_detach(&b, NULL);
-}
-
 static int run_verb(const char *verb, int argc, char **argv)
 {
 	struct xg_dispatch_run r = { 0 };
@@ -109,7 +80,8 @@ static int run_verb(const char *verb, int argc, char **argv)
 	} else if (resume && !xg_conv_exists(r.conversation)) {
 		xg_die(XG_EX_DATAERR, "there is no conversation '%s'", r.conversation);
 	}
-	text = text_of(o.args[o.nargs - 1]);
+	text = strcmp(o.args[o.nargs - 1], "-") ? xg_strdup(o.args[o.nargs - 1])
+						 : xg_dispatch_read_text(0);
 	if (!*text)
 		xg_usage_error(&cmd, "the text is empty");
 	r.text = text;

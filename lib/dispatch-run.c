@@ -19,6 +19,28 @@ static jv set_opt(jv req, const char *key, const char *value)
 	return value ? xg_json_set(req, key, jv_string(value)) : req;
 }
 
+char *xg_dispatch_read_text(int fd)
+{
+	struct xg_buf b = XG_BUF_INIT(XG_DISPATCH_MAX_TEXT);
+	char chunk[65536];
+	ssize_t n;
+
+	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			xg_die_errno(XG_EX_IOERR, "cannot read standard input");
+		if (xg_buf_add(&b, chunk, (size_t)n) < 0)
+			xg_die(XG_EX_DATAERR, "the text on standard input is longer than %zu bytes",
+			       XG_DISPATCH_MAX_TEXT);
+	}
+	while (b.len && (b.buf[b.len - 1] == '\n' || b.buf[b.len - 1] == '\r'))
+		xg_buf_setlen(&b, b.len - 1);
+	if (memchr(b.buf, '\0', b.len))
+		xg_die(XG_EX_DATAERR, "the text on standard input holds a NUL byte");
+	return xg_buf_detach(&b, NULL);
+}
+
 char *xg_dispatch_request(const struct xg_dispatch_run *o)
 {
 	struct xg_buf line = XG_BUF_INIT(0), out = XG_BUF_INIT(0);

@@ -33,6 +33,14 @@ struct xg_dispatch_run {
 	int dry_run;			/* print the pipeline, run nothing */
 };
 
+/* The longest text read from standard input for "xg run -". */
+#define XG_DISPATCH_MAX_TEXT ((size_t)16 << 20)
+
+/* The text read from fd to its end, less its trailing newlines (the caller
+ * frees it); exit 65 when it is longer than XG_DISPATCH_MAX_TEXT or holds a
+ * NUL byte, 74 when it cannot be read. */
+char *xg_dispatch_read_text(int fd);
+
 /*
  * The request record as one line without its newline (the caller frees
  * it): {"type":"request","text":...,"mode":...,"conversation"?,"account"?,

@@ -257,6 +257,20 @@ static void render_todo(struct xg_render *r, jv rec, struct xg_buf *out)
 	xg_buf_addch(out, '\n');
 }
 
+static void render_plan(struct xg_render *r, jv rec, struct xg_buf *out)
+{
+	const char *outcome = xg_json_string_peek(rec, "outcome");
+
+	if (!outcome)
+		return;
+	start_line(r, out);
+	style(r, out, BOLD);
+	xg_buf_addstr(out, "plan: ");
+	add_clean(out, outcome, strlen(outcome));
+	style(r, out, RESET);
+	xg_buf_addch(out, '\n');
+}
+
 static void render_start(struct xg_render *r, jv rec)
 {
 	const char *conv = xg_json_string_peek(rec, "conversation");
@@ -342,6 +356,8 @@ void xg_render_record(struct xg_render *r, jv rec, struct xg_buf *out)
 		render_retry(r, rec, out);
 	else if (!strcmp(type, "todo"))
 		render_todo(r, rec, out);
+	else if (!strcmp(type, "plan"))
+		render_plan(r, rec, out);
 	else if (!strcmp(type, "run_start"))
 		render_start(r, rec);
 	else if (!strcmp(type, "run_end"))

@@ -3,8 +3,8 @@
 /*
  * Rendering a run's records for a person (xg on a terminal, xg(1)): the
  * assistant's text as it streams (or whole, from its message), one line per
- * tool call with its outcome once its result is in, notices and retries,
- * and a last status line from run_end.  Records it has nothing to say about
+ * tool call with its outcome once its result is in, notices, retries, todo
+ * progress and a plan's outcome, and a last status line from run_end.  Records it has nothing to say about
  * (snapshot, model, pack, usage, heartbeat, unknown types) are skipped.
  *
  * It is a function from records to text, kept apart from any terminal so a

@@ -309,6 +309,7 @@ second"
 	{"type":"retry","attempt":2,"of":8,"delay_ms":1500,"reason":"HTTP 503"}
 	{"type":"todo","items":[{"content":"a","status":"completed"},{"content":"b","status":"pending"}]}
 	{"type":"message","role":"assistant","text":"Fixed."}
+	{"type":"plan","outcome":"no_plan","problems":[]}
 	{"type":"usage","input":1}
 	{"type":"run_end","status":"completed","reply":"Fixed.","usage":{"input":100,"cached_input":80,"output":20},"tool_calls":2,"ms":2500}
 	EOF
@@ -320,6 +321,7 @@ Looking.
 retry 2 of 8 in 1.5 s: HTTP 503
 todo: 1 of 2 done
 Fixed.
+plan: no_plan
 xg: completed; 2 tool calls, 2.5 s, tokens 100 in (80 cached), 20 out; conversation c-9"
 }
 
