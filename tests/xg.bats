@@ -146,6 +146,20 @@ a second  line	with a tab; % %s & | > \$(rm -rf /) '\\''"
 	assert_output "$TRICKY"
 }
 
+@test "stages found beside xg but not in PATH are printed by their quoted paths" {
+	stub_tree
+	mkdir -p "my tree"
+	cp "$TREE"/* "my tree/"
+	PATH="${PATH#"$TREE:"}"
+	run_split "my tree/xg" run --dry-run 'hi'
+	assert_success
+	assert_output --partial " | '$PWD/my tree/xg-choices' start | "
+	assert_output --regexp " \| '$PWD/my tree/xg-run'\$"
+	run sh -c "$output"
+	assert_success
+	assert_output '{"type":"run_end","status":"completed"}'
+}
+
 @test "the dry-run pipeline run by sh gives xg-run what xg run --json gives it" {
 	stub_tree
 	sh -c "$(xg run --dry-run --model llamacpp/gpt-oss-20b "$TRICKY")" >sh.out
@@ -345,6 +359,15 @@ xg: interrupted (user); 0 tool calls, 5 ms"
 	assert_output "red [31mtext here
 ! bash: sleep 9 (no result)
 xg: the run ended without a run_end record"
+}
+
+@test "the renderer reports a line that is not a record and reads the rest" {
+	run_split xg-test-render < <(printf '{"type":"text","text":"Hi"}\nnot json\n%s\n' \
+		'{"type":"run_end","status":"completed"}')
+	assert_success
+	assert_output "Hi
+xg: the run ended without a run_end record"
+	assert_regex "$stderr" "standard input: line 2: not JSON"
 }
 
 @test "on a terminal xg run renders for a person and asks xg-run to stream" {
