@@ -126,14 +126,18 @@ static void child_signals(const sigset_t *mask)
 	sigprocmask(SIG_SETMASK, mask, NULL);
 }
 
-static pid_t start_feeder(const char *input, size_t len, int fd, const sigset_t *mask)
+static pid_t start_feeder(const char *input, size_t len, const int feed[2],
+			   const sigset_t *mask)
 {
 	pid_t pid = fork();
 
 	if (pid != 0)
 		return pid;
 	child_signals(mask);
-	_exit(xg_write_all(fd, input, len) < 0 ? XG_EX_IOERR : 0);
+	/* Holding the read end would keep a write to a stage that has
+	 * ended from failing: the feeder would wait for ever. */
+	close(feed[0]);
+	_exit(xg_write_all(feed[1], input, len) < 0 ? XG_EX_IOERR : 0);
 }
 
 static pid_t start_stage(struct xg_pipeline_stage *s, int in, int out, const sigset_t *mask)
@@ -176,7 +180,7 @@ int xg_pipeline_start(struct xg_pipeline *p, const char *input, size_t len, int 
 		return xg_error_errno("cannot make a pipe");
 	block_forwarded(&old);
 	set_forwarding(1);
-	p->feeder = start_feeder(input, len, feed[1], &old);
+	p->feeder = start_feeder(input, len, feed, &old);
 	close(feed[1]);
 	if (p->feeder < 0) {
 		p->feeder = 0;

@@ -254,6 +254,17 @@ a second  line	with a tab; % %s & | > \$(rm -rf /) '\\''"
 	assert_output hi
 }
 
+@test "a first stage that ends without reading a long request does not hold up xg" {
+	stub_tree
+	rm "$TREE/xg-snapshot"
+	printf '#!/bin/sh\nexit 0\n' >"$TREE/xg-snapshot"
+	chmod +x "$TREE/xg-snapshot"
+	head -c 300000 /dev/zero | tr '\0' a >long.txt
+	run timeout 60 xg run --json - <long.txt
+	assert_success
+	assert_output '{"type":"run_end","status":"completed"}'
+}
+
 @test "xg run - reads the text from standard input" {
 	stub_tree
 	printf 'first line\nsecond\n\n' | xg run --json - >/dev/null
