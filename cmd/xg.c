@@ -115,7 +115,8 @@ int main(int argc, char **argv)
 		xg_usage_error(&cmd, "'%s' is for run, plan and resume", name);
 	}
 	if (!strcmp(name, "commands")) {
-		xg_dispatch_list(stdout);
+		static const char *const verbs[] = { "commands", "plan", "resume", "run", NULL };
+		xg_dispatch_list(stdout, verbs);
 		return xg_prog_exit(0);
 	}
 	path = xg_dispatch_find(name);

@@ -95,11 +95,16 @@ static void add_from(const char *dir, char ***names, size_t *n, size_t *alloc)
 	closedir(d);
 }
 
-void xg_dispatch_list(FILE *fp)
+void xg_dispatch_list(FILE *fp, const char *const *verbs)
 {
 	char **names = NULL, *dir, *path, *p, *next;
 	size_t n = 0, alloc = 0, i;
 	const char *env = getenv("PATH");
+
+	for (i = 0; verbs && verbs[i]; i++) {
+		XG_ALLOC_GROW(names, n + 1, alloc);
+		names[n++] = xg_strdup(verbs[i]);
+	}
 
 	if ((dir = self_dir())) {
 		add_from(dir, &names, &n, &alloc);

@@ -19,9 +19,9 @@ char *xg_dispatch_find(const char *name);
 char *xg_dispatch_find_in_path(const char *name);
 /* Replaces the process with xg-name; returns only on failure, with errno. */
 int xg_dispatch_exec(const char *path, char **argv);
-/* The xg-* programs found, sorted and without duplicates, one per line on
- * fp. */
-void xg_dispatch_list(FILE *fp);
+/* The verbs given (NULL-terminated, may be NULL) and the xg-* programs
+ * found, sorted and without duplicates, one per line on fp. */
+void xg_dispatch_list(FILE *fp, const char *const *verbs);
 
 /* What "xg run", "xg plan" and "xg resume" were asked for. */
 struct xg_dispatch_run {

@@ -94,6 +94,9 @@ a second  line	with a tab; % %s & | > \$(rm -rf /) '\\''"
 	run xg commands
 	assert_success
 	assert_line hello
+	assert_line plan
+	assert_line resume
+	assert_equal "$(printf '%s\n' "$output" | grep -c '^run$')" 1
 }
 
 @test "the programs beside xg come before PATH" {
