@@ -223,7 +223,7 @@ a second  line	with a tab; % %s & | > \$(rm -rf /) '\\''"
 	assert_output '{"type":"run_end","status":"interrupted","stop":"user","signal":"TERM"}'
 }
 
-@test "SIGINT to xg reaches xg-run once, as a terminal's ^C would" {
+@test "SIGINT sent to xg reaches xg-run, whose last records and status come out" {
 	stub_tree
 	# Python, not the shell, starts xg: a shell's background job would
 	# start with SIGINT ignored, which xg keeps.
@@ -243,6 +243,37 @@ a second  line	with a tab; % %s & | > \$(rm -rf /) '\\''"
 	EOF
 	assert_equal "$status" 130
 	assert_output '{"type":"run_end","status":"interrupted","stop":"user","signal":"INT"}'
+}
+
+@test "^C on a terminal interrupts xg-run, and xg waits for its last records" {
+	stub_tree
+	run python3 - <<-'EOF'
+	import os, pty, sys, time
+	os.environ["STUB_MODE"] = "wait"
+	pid, fd = pty.fork()
+	if pid == 0:
+	    os.execvp("xg", ["xg", "run", "--json", "hi"])
+	ready = os.path.join(os.environ["STUB"], "ready")
+	for _ in range(200):
+	    if os.path.exists(ready):
+	        break
+	    time.sleep(0.05)
+	os.write(fd, b"\x03")
+	out = b""
+	while True:
+	    try:
+	        data = os.read(fd, 4096)
+	    except OSError:
+	        break
+	    if not data:
+	        break
+	    out += data
+	_, st = os.waitpid(pid, 0)
+	sys.stdout.write(out.decode().replace("\r", ""))
+	sys.exit(os.waitstatus_to_exitcode(st))
+	EOF
+	assert_equal "$status" 130
+	assert_output --regexp '(^|\^C)\{"type":"run_end","status":"interrupted","stop":"user","signal":"INT"\}$'
 }
 
 @test "standard input left open by the caller never holds up a run" {
