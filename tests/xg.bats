@@ -229,8 +229,11 @@ a second  line	with a tab; % %s & | > \$(rm -rf /) '\\''"
 	# start with SIGINT ignored, which xg keeps.
 	run python3 - <<-'EOF'
 	import os, signal, subprocess, sys, time
+	# Whoever started the tests may have left SIGINT ignored (a job started
+	# with & does); xg would keep that, so put it back for this run.
 	p = subprocess.Popen(["xg", "run", "--json", "hi"], stdout=subprocess.PIPE,
-	                     env=dict(os.environ, STUB_MODE="wait"))
+	                     env=dict(os.environ, STUB_MODE="wait"),
+	                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 	ready = os.path.join(os.environ["STUB"], "ready")
 	for _ in range(200):
 	    if os.path.exists(ready):
@@ -248,10 +251,11 @@ a second  line	with a tab; % %s & | > \$(rm -rf /) '\\''"
 @test "^C on a terminal interrupts xg-run, and xg waits for its last records" {
 	stub_tree
 	run python3 - <<-'EOF'
-	import os, pty, sys, time
+	import os, pty, signal, sys, time
 	os.environ["STUB_MODE"] = "wait"
 	pid, fd = pty.fork()
 	if pid == 0:
+	    signal.signal(signal.SIGINT, signal.SIG_DFL)
 	    os.execvp("xg", ["xg", "run", "--json", "hi"])
 	ready = os.path.join(os.environ["STUB"], "ready")
 	for _ in range(200):
