@@ -35,6 +35,7 @@ int main(int argc, char **argv)
 	struct xg_plan_result result;
 	struct xg_buf reply;
 	const char *arg, *path, *name = "standard input";
+	char *quoted = NULL;
 	size_t max = MAX_REPLY;
 	int id, fd = 0, quiet = 0, status = 0, records = 0, rc;
 
@@ -60,8 +61,8 @@ int main(int argc, char **argv)
 	if (path && strcmp(path, "-")) {
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
-			xg_die_errno(XG_EX_IOERR, "cannot open '%s'", path);
-		name = path;
+			xg_die_errno(xg_exit_for_errno(errno), "cannot open '%s'", path);
+		name = quoted = xg_asprintf("'%s'", path);
 	}
 
 	xg_rec_writer_init(&w, stdout);
@@ -85,5 +86,6 @@ int main(int argc, char **argv)
 	xg_buf_release(&reply);
 	xg_rec_writer_release(&w);
 	xg_opt_release(&o);
+	free(quoted);
 	return xg_prog_exit(rc);
 }

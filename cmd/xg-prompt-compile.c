@@ -22,7 +22,7 @@ enum { OPT_TEXT = 1, OPT_MODE, OPT_MODEL, OPT_VARIANT, OPT_TUNED, OPT_NOTE };
 
 static const struct xg_option options[] = {
 	{ OPT_TEXT, 0, "text", NULL, "print only the system prompt" },
-	{ OPT_MODE, 0, "mode", "mode", "compile for mode (normal or plan)" },
+	{ OPT_MODE, 0, "mode", "mode", "compile for mode (normal, plan, or another mode name)" },
 	{ OPT_MODEL, 0, "model", "model", "the model the run uses" },
 	{ OPT_VARIANT, 0, "variant", "ref", "the variant, NAME or NAME@VERSION" },
 	{ OPT_TUNED, 0, "tuned-for", "model", "save: the model the version is tuned for" },
@@ -109,7 +109,7 @@ static int compile(const struct args *a)
 
 				if (m && !xg_prompt_mode_valid(m))
 					xg_die(XG_EX_DATAERR, "standard input:%zu: field 'mode' is "
-					       "'%s', not 'normal' or 'plan'", rec.lineno, m);
+					       "not a mode name (%s)", rec.lineno, XG_PROMPT_MODE_RULE);
 				free(mode); free(mdl); free(variant); free(conv);
 				mode = m ? xg_strdup(m) : NULL;
 				mdl = (m = field(&rec, "model")) ? xg_strdup(m) : NULL;
@@ -252,7 +252,8 @@ int main(int argc, char **argv)
 		compile_opts |= id <= OPT_VARIANT;
 	}
 	if (a.mode && !xg_prompt_mode_valid(a.mode))
-		xg_usage_error(&cmd, "unknown mode '%s': expected 'normal' or 'plan'", a.mode);
+		xg_usage_error(&cmd, "bad mode '%s': a mode name is %s", a.mode,
+			       XG_PROMPT_MODE_RULE);
 	verb = o.nargs ? o.args[0] : NULL;
 	if ((verb && compile_opts) || ((a.tuned_for || a.note) && (!verb || strcmp(verb, "save"))))
 		xg_usage_error(&cmd, "option not valid for '%s'", verb ? verb : "compiling");

@@ -69,6 +69,12 @@ static int run_snapshot(struct xg_snapshot_opts *so, int strict)
 			 * request goes on (so no later stage can have acted on
 			 * it yet) and written right after it. */
 			if (is_request) {
+				jv cwd = xg_json_get_peek(rec.v, "cwd");
+
+				if (jv_is_valid(cwd) && jv_get_kind(cwd) != JV_KIND_STRING &&
+				    jv_get_kind(cwd) != JV_KIND_NULL)
+					xg_die(XG_EX_DATAERR, "standard input: line %zu: field 'cwd' "
+					       "must be a string", rec.lineno);
 				snap = snapshot(so, xg_json_string_peek(rec.v, "cwd"), &ok);
 				all_ok &= ok;
 				requests++;
@@ -89,18 +95,33 @@ static int run_snapshot(struct xg_snapshot_opts *so, int strict)
 	return strict && !all_ok ? XG_EX_FAIL : XG_EX_OK;
 }
 
+static int emit_errno;
+
+/* Writes the replay record, flushed: the clone is kept only if it is.
+ * xg_prog_exit reports the failure, with the errno kept here. */
+static int emit(jv rec, void *arg)
+{
+	struct xg_rec_writer *w = arg;
+
+	if (xg_rec_write(w, rec) < 0 || fflush(stdout) == EOF || ferror(stdout)) {
+		emit_errno = errno ? errno : EIO;
+		return -1;
+	}
+	return 0;
+}
+
 static int run_replay(struct xg_snapshot_replay_opts *ro)
 {
 	struct xg_rec_writer w;
 	struct xg_rec_reader r;
 	struct xg_rec rec;
 	char *commit = NULL, *base = NULL;
-	jv out;
 	int rc;
 
 	xg_rec_writer_init(&w, stdout);
-	/* "-" asks for standard input even from a terminal. */
-	if (xg_stdin_readable() || !strcmp(ro->commit, "-")) {
+	/* Standard input only for "-": a replay of a named commit leaves it
+	 * alone, so it can run inside a loop that reads its own input. */
+	if (!strcmp(ro->commit, "-")) {
 		xg_rec_reader_init(&r, 0, "standard input");
 		while (xg_rec_next_or_die(&r, &rec) > 0) {
 			const char *c = xg_json_string_peek(rec.v, "commit");
@@ -122,14 +143,12 @@ static int run_replay(struct xg_snapshot_replay_opts *ro)
 	}
 	if (!strcmp(ro->commit, "-")) {
 		if (!commit)
-			xg_die(XG_EX_FAIL, "no snapshot record with a commit on standard input");
+			xg_die(XG_EX_DATAERR, "no snapshot record with a commit on standard input");
 		ro->commit = commit;
 		if (!ro->base && base)
 			ro->base = base;
 	}
-	rc = xg_snapshot_replay(ro, &out) < 0 ? XG_EX_FAIL : XG_EX_OK;
-	if (!rc && xg_rec_write(&w, out) < 0)
-		xg_die_errno(XG_EX_IOERR, "cannot write standard output");
+	rc = xg_snapshot_replay(ro, emit, &w);
 	xg_rec_writer_release(&w);
 	free(commit);
 	free(base);
@@ -188,5 +207,7 @@ int main(int argc, char **argv)
 		rc = run_snapshot(&so, strict);
 	}
 	xg_opt_release(&o);
+	if (emit_errno)
+		errno = emit_errno;
 	return xg_prog_exit(rc);
 }

@@ -537,14 +537,48 @@ static int start_explicit(struct ctx *x, const char *mode, const char *id, const
 	return 0;
 }
 
-/* The conversation's model could not be used: start on the resolution,
- * and record the change in the conversation. */
+/* What the fallback checks under the conversation's lock: that the
+ * conversation still ends on the model it decided to replace. */
+struct still {
+	const char *from;
+	jv now;			/* the conversation's last model, when it is another */
+};
+
+static int still_on(const char *id, void *ctx)
+{
+	struct still *s = ctx;
+	jv now = xg_conv_last_model(id, NULL);
+	const char *nid = xg_json_string_peek(now, "id");
+
+	if (!jv_is_valid(now))
+		return -1;
+	if (nid && !strcmp(nid, s->from)) {
+		jv_free(now);
+		return 1;
+	}
+	jv_free(s->now);
+	s->now = now;
+	return 0;
+}
+
+/* start_fallback's answer when another writer changed the conversation's
+ * model first: decide again from *now. */
+#define START_AGAIN (-1)
+
+/*
+ * The conversation's model could not be used: start on the resolution, and
+ * record the change in the conversation.  The record is appended only when
+ * the conversation still ends on that model, checked under its lock, so
+ * concurrent starts record one change; when it no longer does, returns
+ * START_AGAIN with *now the model it ends on.
+ */
 static int start_fallback(struct ctx *x, const char *mode, const char *conv, jv last,
-			  const char *why, jv *out, char **notice)
+			  const char *why, jv *out, char **notice, jv *now)
 {
 	const char *from = xg_json_string_peek(last, "id");
 	jv effort = xg_json_get_peek(last, "effort"), replaced = jv_object(), change;
-	char *old, *catalog_note = NULL, *now;
+	struct still st = { from, jv_null() };
+	char *old, *catalog_note = NULL, *to;
 	int rc, a;
 
 	rc = resolve(x, mode, "fallback", out, &catalog_note);
@@ -561,15 +595,23 @@ static int start_fallback(struct ctx *x, const char *mode, const char *conv, jv 
 	change = xg_json_set(change, "to", jv_copy(xg_json_get_peek(*out, "id")));
 	change = xg_json_set(change, "effort", jv_copy(xg_json_get_peek(*out, "effort")));
 	change = xg_json_set(change, "reason", jv_string(why));
-	a = xg_conv_append(conv, change);
+	a = xg_conv_append_if(conv, change, still_on, &st);
+	if (a == 1) {
+		jv_free(*out);
+		*out = jv_invalid();
+		free(catalog_note);
+		*now = st.now;
+		return START_AGAIN;
+	}
+	jv_free(st.now);
 	old = with_effort(from, effort);
-	now = with_effort(xg_json_string_peek(*out, "id"), xg_json_get_peek(*out, "effort"));
+	to = with_effort(xg_json_string_peek(*out, "id"), xg_json_get_peek(*out, "effort"));
 	*notice = xg_asprintf("conversation %s ran on %s, which cannot be used now: %s; it "
-			      "continues on %s, %s", conv, old, why, now,
+			      "continues on %s, %s", conv, old, why, to,
 			      catalog_note ? "the first model of the catalog this account can use "
 			      "(no saved choice is usable)" : "the account's newest saved choice");
 	free(old);
-	free(now);
+	free(to);
 	free(catalog_note);
 	if (a == -2)
 		return XG_EX_TEMPFAIL;
@@ -579,33 +621,87 @@ static int start_fallback(struct ctx *x, const char *mode, const char *conv, jv 
 static int start_conversation(struct ctx *x, const char *mode, const char *conv, jv last,
 			      jv *out, char **notice)
 {
-	const char *id = xg_json_string_peek(last, "id"), *src;
+	const char *id, *src;
 	char *why = NULL;
-	int code = 0, r;
+	int code = 0, r, tries;
 
-	r = usable(x, id, &why, &code);
-	if (r < 0) {
-		xg_error("cannot decide the model of conversation %s: %s", conv, why);
-		*out = null_record("history", x->account, mode, why);
+	last = jv_copy(last);
+	for (tries = 0; ; tries++) {
+		jv now = jv_null();
+
+		if (jv_get_kind(last) == JV_KIND_NULL) {
+			/* The history no longer names a model. */
+			r = resolve(x, mode, "mode", out, notice);
+			break;
+		}
+		id = xg_json_string_peek(last, "id");
+		r = usable(x, id, &why, &code);
+		if (r < 0) {
+			xg_error("cannot decide the model of conversation %s: %s", conv, why);
+			*out = null_record("history", x->account, mode, why);
+			free(why);
+			r = code;
+			break;
+		}
+		if (r > 0) {
+			jv m = xg_catalog_model_peek(&x->c->cat, id);
+			*out = model_record(m, keep_effort(x, m, xg_json_get_peek(last, "effort"),
+							   &src), "history", x->account, mode);
+			r = 0;
+			break;
+		}
+		r = start_fallback(x, mode, conv, last, why, out, notice, &now);
 		free(why);
-		return code;
+		why = NULL;
+		if (r != START_AGAIN)
+			break;
+		jv_free(last);
+		last = now;
+		if (tries == 16) {
+			/* Others keep changing it: give up as on a busy lock. */
+			xg_error("the model of conversation %s keeps changing; try again", conv);
+			*out = null_record("fallback", x->account, mode,
+					   "the conversation's model keeps changing");
+			r = XG_EX_TEMPFAIL;
+			break;
+		}
 	}
-	if (r > 0) {
-		jv m = xg_catalog_model_peek(&x->c->cat, id);
-		*out = model_record(m, keep_effort(x, m, xg_json_get_peek(last, "effort"), &src),
-				    "history", x->account, mode);
-		return 0;
-	}
-	r = start_fallback(x, mode, conv, last, why, out, notice);
-	free(why);
+	jv_free(last);
 	return r;
+}
+
+/* Applies an effort asked for without a model to the started model *out
+ * when that model accepts it; else returns a notice's text saying why it
+ * was not applied (the caller frees it). */
+static char *apply_effort(struct xg_choices *c, jv *out, const char *effort, const char *from)
+{
+	const char *id = xg_json_string_peek(*out, "id");
+	jv m;
+	char *list, *text;
+
+	if (!id)
+		return xg_asprintf("effort '%s' (%s) was not applied: no model could be started",
+				   effort, from);
+	m = xg_catalog_model_peek(&c->cat, id);
+	if (xg_catalog_accepts_effort(m, effort)) {
+		*out = xg_json_set(*out, "effort", jv_string(effort));
+		*out = xg_json_set(*out, "effort_from", jv_string(from));
+		return NULL;
+	}
+	list = xg_catalog_efforts_text(m);
+	text = xg_asprintf("effort '%s' (%s) was not applied: model %s does not accept it "
+			   "(it accepts: %s); it runs at %s", effort, from, id, list,
+			   xg_json_string_peek(*out, "effort") ? xg_json_string_peek(*out, "effort")
+							       : "no effort");
+	free(list);
+	return text;
 }
 
 int xg_choices_start(struct xg_choices *c, const struct xg_choices_want *w, jv request,
 		     jv *records)
 {
 	const char *acct, *mode, *model, *effort, *conv;
-	char *account = NULL, *notice = NULL;
+	char *account = NULL, *notice = NULL, *unapplied = NULL;
 	int bad = 0, rc, torn = 0;
 	struct ctx x;
 	jv out = jv_invalid(), last = jv_null();
@@ -646,9 +742,13 @@ int xg_choices_start(struct xg_choices *c, const struct xg_choices_want *w, jv r
 	}
 	if (conv) {
 		last = xg_conv_last_model(conv, &torn);
-		if (torn)
-			xg_warn("the last line of conversation %s is torn (an append that did not "
-				"finish); it is ignored", conv);
+		if (torn) {
+			char *t = xg_asprintf("the last line of conversation %s is torn (an append "
+					      "that did not finish); it is ignored", conv);
+			xg_warn("%s", t);
+			*records = jv_array_append(*records, notice_record(t));
+			free(t);
+		}
 	}
 	if (!jv_is_valid(last)) {
 		out = null_record(model ? "flag" : "mode", account, mode,
@@ -661,6 +761,12 @@ int xg_choices_start(struct xg_choices *c, const struct xg_choices_want *w, jv r
 	} else {
 		rc = start_conversation(&x, mode, conv, last, &out, &notice);
 	}
+	if (effort && !model && jv_is_valid(last)) {
+		/* An effort without a model is for whatever model starts. */
+		unapplied = apply_effort(c, &out, effort, w->effort ? "--effort" : "request.effort");
+		if (unapplied)
+			xg_warn("%s", unapplied);
+	}
 	if (x.c->verbose && !jv_is_valid(xg_json_get_peek(out, "skipped")))
 		out = xg_json_set(out, "skipped", jv_copy(x.skipped));
 	ctx_release(&x);
@@ -669,8 +775,11 @@ done:
 		out = xg_json_set(out, "conversation", jv_string(conv));
 	if (notice)
 		*records = jv_array_append(*records, notice_record(notice));
+	if (unapplied)
+		*records = jv_array_append(*records, notice_record(unapplied));
 	*records = jv_array_append(*records, out);
 	free(notice);
+	free(unapplied);
 	free(account);
 	jv_free(last);
 	jv_free(request);

@@ -93,6 +93,11 @@ static int ends_torn(int fd, off_t size)
 
 int xg_conv_append(const char *id, jv entry)
 {
+	return xg_conv_append_if(id, entry, NULL, NULL);
+}
+
+int xg_conv_append_if(const char *id, jv entry, xg_conv_check_fn still, void *ctx)
+{
 	struct xg_buf line = XG_BUF_INIT(0);
 	char *path = NULL, *dir = NULL;
 	struct stat st;
@@ -103,13 +108,22 @@ int xg_conv_append(const char *id, jv entry)
 		return xg_error("'%s' is not a valid conversation id", id);
 	}
 	dir = xg_path_state("conversations");
-	if (xg_mkdir_p(dir, 0755) < 0)
+	/* Conversations hold prompts and tool output: only their owner
+	 * reads them. */
+	if (xg_mkdir_p(dir, 0700) < 0)
 		goto out;
 	path = xg_conv_path(id);
-	fd = xg_lock_file(path, O_RDWR | O_APPEND | O_CREAT, xg_lock_timeout_ms());
+	fd = xg_lock_file_mode(path, O_RDWR | O_APPEND | O_CREAT, 0600, xg_lock_timeout_ms());
 	if (fd < 0) {
 		rc = fd;
 		goto out;
+	}
+	if (still) {
+		int r = still(id, ctx);
+		if (r <= 0) {
+			rc = r < 0 ? -1 : 1;
+			goto out;
+		}
 	}
 	if (fstat(fd, &st) < 0) {
 		xg_error_errno("cannot stat '%s'", path);

@@ -36,6 +36,19 @@ int xg_conv_exists(const char *id);
 int xg_conv_append(const char *id, jv entry);
 
 /*
+ * As xg_conv_append, but first calls still(id, ctx) under the
+ * conversation's lock, and appends only when it returns 1: a decision made
+ * from an earlier read is checked again where no other writer can change
+ * the file.  still may read the conversation (xg_conv_last_model and the
+ * like open it anew and take no lock), but must not append to it.  Returns
+ * 1 when still returned 0 (nothing is written), -1 when it returned -1 (it
+ * reports its own error), else as xg_conv_append.  The file and the
+ * conversations directory are created mode 0600 and 0700.
+ */
+typedef int (*xg_conv_check_fn)(const char *id, void *ctx);
+int xg_conv_append_if(const char *id, jv entry, xg_conv_check_fn still, void *ctx);
+
+/*
  * Calls visit for every entry from the newest to the oldest (the header
  * last), until visit returns nonzero, which xg_conv_scan_back then returns.
  * The entry is borrowed: jv_copy it to keep it.  Lines that are not JSON

@@ -28,19 +28,13 @@ static char *executable_in(const char *dir, const char *name)
 	return NULL;
 }
 
-char *xg_dispatch_find(const char *name)
+char *xg_dispatch_find_in_path(const char *name)
 {
-	char *dir, *found = NULL, *path, *p, *next;
+	char *found = NULL, *path, *p, *next;
 	const char *env;
 
 	if (!*name || strchr(name, '/'))
 		return NULL;
-	if ((dir = self_dir())) {
-		found = executable_in(dir, name);
-		free(dir);
-		if (found)
-			return found;
-	}
 	env = getenv("PATH");
 	path = xg_strdup(env && *env ? env : "/usr/local/bin:/usr/bin:/bin");
 	for (p = path; p && !found; p = next) {
@@ -51,6 +45,21 @@ char *xg_dispatch_find(const char *name)
 	}
 	free(path);
 	return found;
+}
+
+char *xg_dispatch_find(const char *name)
+{
+	char *dir, *found;
+
+	if (!*name || strchr(name, '/'))
+		return NULL;
+	if ((dir = self_dir())) {
+		found = executable_in(dir, name);
+		free(dir);
+		if (found)
+			return found;
+	}
+	return xg_dispatch_find_in_path(name);
 }
 
 int xg_dispatch_exec(const char *path, char **argv)
@@ -86,11 +95,16 @@ static void add_from(const char *dir, char ***names, size_t *n, size_t *alloc)
 	closedir(d);
 }
 
-void xg_dispatch_list(FILE *fp)
+void xg_dispatch_list(FILE *fp, const char *const *verbs)
 {
 	char **names = NULL, *dir, *path, *p, *next;
 	size_t n = 0, alloc = 0, i;
 	const char *env = getenv("PATH");
+
+	for (i = 0; verbs && verbs[i]; i++) {
+		XG_ALLOC_GROW(names, n + 1, alloc);
+		names[n++] = xg_strdup(verbs[i]);
+	}
 
 	if ((dir = self_dir())) {
 		add_from(dir, &names, &n, &alloc);

@@ -63,6 +63,20 @@ void xg_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+int xg_exit_for_errno(int errnum)
+{
+	switch (errnum) {
+	case EACCES:
+	case EPERM:
+	case EROFS:
+		return XG_EX_NOPERM;
+	case ENOMEM:
+		return XG_EX_SOFTWARE;
+	default:
+		return XG_EX_IOERR;
+	}
+}
+
 const char *xg_exit_name(int code)
 {
 	switch (code) {

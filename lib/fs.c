@@ -209,10 +209,15 @@ static void report_busy(const char *path, int fd, int timeout_ms)
 
 int xg_lock_file(const char *path, int flags, int timeout_ms)
 {
+	return xg_lock_file_mode(path, flags, 0644, timeout_ms);
+}
+
+int xg_lock_file_mode(const char *path, int flags, mode_t mode, int timeout_ms)
+{
 	struct timespec nap = { 0, 5 * 1000 * 1000 };
 	int fd, waited = 0;
 
-	fd = open(path, flags | O_CLOEXEC, 0644);
+	fd = open(path, flags | O_CLOEXEC, mode);
 	if (fd < 0)
 		return xg_error_errno("cannot open '%s'", path);
 	/* flock has no timeout of its own; poll in small steps. */

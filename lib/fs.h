@@ -32,6 +32,9 @@ int xg_mkdir_p(const char *path, mode_t mode);
  * the default).  Returns the descriptor, -1 on error, -2 on timeout.
  */
 int xg_lock_file(const char *path, int flags, int timeout_ms);
+/* As xg_lock_file, creating the file with mode (e.g. 0600 for a file that
+ * may hold secrets). */
+int xg_lock_file_mode(const char *path, int flags, mode_t mode, int timeout_ms);
 /* The timeout from XG_LOCK_TIMEOUT (milliseconds), or the default. */
 int xg_lock_timeout_ms(void);
 /* Appends data to path under its lock and fsyncs; -2 when the lock timed

@@ -610,7 +610,7 @@ void xg_plan_read_reply(int fd, const char *name, struct xg_buf *b, size_t max)
 			n = read(fd, b->buf + b->len, room);
 		while (n < 0 && errno == EINTR);
 		if (n < 0)
-			xg_die_errno(XG_EX_IOERR, "cannot read %s", name);
+			xg_die_errno(xg_exit_for_errno(errno), "cannot read %s", name);
 		if (n == 0)
 			return;
 		b->len += (size_t)n;

@@ -315,7 +315,15 @@ void xg_prompt_version_id(const struct xg_prompt_manifest *m, char out[XG_PROMPT
 
 int xg_prompt_mode_valid(const char *mode)
 {
-	return mode && (!strcmp(mode, "normal") || !strcmp(mode, "plan"));
+	size_t n;
+
+	if (!mode || !islower((unsigned char)*mode))
+		return 0;
+	for (n = 0; mode[n]; n++)
+		if (!islower((unsigned char)mode[n]) && !isdigit((unsigned char)mode[n]) &&
+		    mode[n] != '_' && mode[n] != '-')
+			return 0;
+	return n <= XG_PROMPT_MODE_MAX;
 }
 
 jv xg_prompt_notice(const char *text)
@@ -615,22 +623,25 @@ static void add_notice(jv *notices, char *text)
 
 /* The notices about the version itself: a head that moved since the
  * conversation pinned its version, a version tuned for another model. */
-static void version_notices(const struct xg_prompt_request *rq, const struct pick *pk,
-			    jv *notices)
+static int version_notices(const struct xg_prompt_request *rq, const struct pick *pk,
+			   jv *notices)
 {
 	jv meta;
 	const char *tuned;
+	int rc = xg_variant_meta(pk->name, pk->version, &meta);
 
+	if (rc)
+		return rc;
 	if (pk->from_conversation && pk->head && strcmp(pk->head, pk->version))
 		add_notice(notices, xg_asprintf(
 			"head of variant '%s' moved to %s; this conversation stays on %s@%s",
 			pk->name, pk->head, pk->name, pk->version));
-	meta = xg_variant_meta(pk->name, pk->version);
 	tuned = xg_json_string_peek(meta, "tunedFor");
 	if (tuned && rq->model && *rq->model && strcmp(tuned, rq->model))
 		add_notice(notices, xg_asprintf("%s@%s is tuned for %s; this run uses %s",
 						pk->name, pk->version, tuned, rq->model));
 	jv_free(meta);
+	return 0;
 }
 
 int xg_prompt_pack(const struct xg_prompt_request *rq, jv *pack, jv *notices)
@@ -645,7 +656,7 @@ int xg_prompt_pack(const struct xg_prompt_request *rq, jv *pack, jv *notices)
 	*pack = jv_invalid();
 	memset(&m, 0, sizeof(m));
 	if (!xg_prompt_mode_valid(mode)) {
-		xg_error("unknown mode '%s': expected 'normal' or 'plan'", mode);
+		xg_error("bad mode '%s': a mode name is %s", mode, XG_PROMPT_MODE_RULE);
 		return XG_EX_DATAERR;
 	}
 	if ((rc = pick_version(rq, &pk)))
@@ -662,7 +673,8 @@ int xg_prompt_pack(const struct xg_prompt_request *rq, jv *pack, jv *notices)
 	}
 	free(pk.version);
 	pk.version = loaded;
-	version_notices(rq, &pk, notices);
+	if ((rc = version_notices(rq, &pk, notices)))
+		goto out;
 	t.variant = pk.name;
 	t.version = pk.version;
 	t.model = rq->model;

@@ -10,10 +10,10 @@
  *
  * where budget is the most characters (Unicode code points) the section may
  * hold, kind is "stable" or "dynamic", and mode says where the section goes:
- * "all" (every system prompt), "normal" or "plan" (the system prompt of that
- * mode only), or "-" (a template other programs fill in and send on their
- * own: the goal continuation, the compaction request, ...).  Blank lines and
- * lines starting with '#' are comments.
+ * "all" (every system prompt), a mode name such as "normal" or "plan" (the
+ * system prompt of that mode only), or "-" (a template other programs fill
+ * in and send on their own: the goal continuation, the compaction request,
+ * ...).  Blank lines and lines starting with '#' are comments.
  *
  * The system prompt is the stable sections in manifest order (the stable
  * prefix, whose SHA-256 is the pack's stable_sha256), then the dynamic
@@ -40,7 +40,7 @@ struct xg_prompt_section {
 	char *file;
 	size_t budget;
 	int stable;		/* 1 for stable, 0 for dynamic */
-	char *mode;		/* "all", "normal", "plan" or "-" */
+	char *mode;		/* "all", a mode name, or "-" */
 	char *text;		/* the file's bytes */
 	size_t len;
 	size_t lineno;		/* its line in the manifest */
@@ -76,10 +76,17 @@ struct xg_prompt_target {
 	const char *variant;
 	const char *version;
 	const char *model;	/* NULL when unknown */
-	const char *mode;	/* "normal" or "plan" */
+	const char *mode;	/* a mode name: "normal", "plan", ... */
 };
 
-/* Whether mode is one a pack can be compiled for ("normal", "plan"). */
+/*
+ * Whether mode is a mode name: 1 to 64 of [a-z0-9_-], starting with a
+ * letter, the names xg-choices accepts ("normal", "plan", or any other a
+ * caller uses).  A pack can be compiled for any of them; a mode no manifest
+ * line names gets the stable prefix and the "all" sections alone.
+ */
+#define XG_PROMPT_MODE_MAX 64
+#define XG_PROMPT_MODE_RULE "1 to 64 of [a-z0-9_-], starting with a letter"
 int xg_prompt_mode_valid(const char *mode);
 
 /*

@@ -11,7 +11,7 @@ size_t xg_rec_max_line(void)
 	errno = 0;
 	n = strtoull(s, &end, 10);
 	if (errno || *end || n == 0)
-		xg_die(XG_EX_USAGE, "XG_MAX_LINE '%s' is not a positive number of bytes", s);
+		xg_die(XG_EX_CONFIG, "XG_MAX_LINE '%s' is not a positive number of bytes", s);
 	/* jv parses at most INT_MAX bytes. */
 	return n > INT_MAX ? INT_MAX : (size_t)n;
 }
@@ -69,7 +69,8 @@ static int fill(struct xg_rec_reader *r)
 	return 0;
 }
 
-static int parse_line(struct xg_rec_reader *r, struct xg_rec *rec, char *line, size_t len)
+static int parse_line(struct xg_rec_reader *r, struct xg_rec *rec, char *line, size_t len,
+		      size_t cr)
 {
 	jv v;
 
@@ -90,8 +91,8 @@ static int parse_line(struct xg_rec_reader *r, struct xg_rec *rec, char *line, s
 	}
 	rec->v = v;
 	rec->type = xg_json_string_peek(v, "type");
-	rec->raw = xg_memdup(line, len);
-	rec->rawlen = len;
+	rec->raw = xg_memdup(line, len + cr);
+	rec->rawlen = len + cr;
 	return 1;
 }
 
@@ -117,7 +118,7 @@ int xg_rec_next(struct xg_rec_reader *r, struct xg_rec *rec)
 	for (;;) {
 		char *line = r->in.buf + r->start;
 		char *nl = memchr(r->in.buf + r->scan, '\n', r->in.len - r->scan);
-		size_t len, taken;
+		size_t len, taken, cr;
 
 		if (!nl && !r->eof) {
 			r->scan = r->in.len;
@@ -138,13 +139,14 @@ int xg_rec_next(struct xg_rec_reader *r, struct xg_rec *rec)
 		r->lineno++;
 		r->start += taken;
 		r->scan = r->start;
-		if (len > 0 && line[len - 1] == '\r')
-			len--;
-		if (len > r->max_line)
+		/* A CR before the LF is not part of the JSON, but it is part of
+		 * the bytes a pass-through keeps. */
+		cr = len > 0 && line[len - 1] == '\r';
+		if (len - cr > r->max_line)
 			return too_long(r, r->lineno);
-		if (blank(line, len))
+		if (blank(line, len - cr))
 			continue;
-		return parse_line(r, rec, line, len);
+		return parse_line(r, rec, line, len - cr, cr);
 	}
 }
 

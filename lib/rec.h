@@ -9,8 +9,8 @@
  * environment) or one that is not a JSON object is an error naming the line
  * number (exit 65 from xg_rec_next_or_die).
  *
- * A record keeps its raw bytes, so a program passes through what it does not
- * consume exactly as it came (xg_rec_pass).
+ * A record keeps its raw bytes, CR included, so a program passes through
+ * what it does not consume exactly as it came (xg_rec_pass).
  */
 #include "buf.h"
 #include "json.h"
@@ -20,7 +20,7 @@
 struct xg_rec {
 	jv v;			/* the object; owned by the record */
 	const char *type;	/* borrowed from v; NULL when there is none */
-	char *raw;		/* the line's bytes, without CR LF */
+	char *raw;		/* the line's bytes, without the LF */
 	size_t rawlen;
 	size_t lineno;		/* 1-based line number in the input */
 };

@@ -1056,17 +1056,48 @@ static const char *take(struct snap *s, jv *rec, git_config *cfg)
 	free(f);
 	if (rc < 0 || make_commit(s, cfg, tree, has_head ? &head : NULL, commit) < 0)
 		return "error";
-	/* The last moment to give up: from here the objects are written. */
 	if (timed_out(s))
 		return "timeout";
+	/* The writing checks the deadline too, up to the moment the pack is
+	 * put in place; what it gave up on it removes. */
 	p = xg_asprintf("%sobjects", git_repository_commondir(s->repo));
-	rc = xg_snapshot_pack_write(&s->pk, p, s->err, sizeof(s->err));
+	rc = xg_snapshot_pack_write(&s->pk, p, s->deadline, s->err, sizeof(s->err));
 	free(p);
+	if (rc == -2) {
+		s->timed_out = 1;
+		s->err[0] = '\0';
+		return "timeout";
+	}
 	if (rc < 0)
 		return "error";
 	memcpy(id.id, commit, 20);
 	*rec = xg_json_set(*rec, "commit", jv_string(git_oid_tostr(hex, sizeof(hex), &id)));
 	return NULL;
+}
+
+int xg_snapshot_not_found(const char *dir, int rc, char *err, size_t errlen)
+{
+	char *workdir = NULL, *gitdir = NULL;
+	const char *at = dir;
+	struct stat st;
+	int owned = rc == GIT_EOWNER;
+
+	if (discover(dir, &workdir, &gitdir) < 0) {
+		if (!owned)
+			return 0;
+	} else {
+		at = workdir;
+		owned |= (!stat(workdir, &st) && st.st_uid != geteuid()) ||
+			 (!stat(gitdir, &st) && st.st_uid != geteuid());
+	}
+	if (owned)
+		snprintf(err, errlen, "cannot open the repository '%s': it is owned by another "
+			 "user and safe.directory does not list it", at);
+	else
+		snprintf(err, errlen, "cannot open the repository '%s': %s", at, git_message());
+	free(workdir);
+	free(gitdir);
+	return owned ? 1 : -1;
 }
 
 jv xg_snapshot_take(const struct xg_snapshot_opts *o)
@@ -1075,8 +1106,9 @@ jv xg_snapshot_take(const struct xg_snapshot_opts *o)
 	jv rec = xg_rec_new("snapshot");
 	git_config *cfg = NULL;
 	const char *reason = NULL, *dir = o->dir ? o->dir : ".";
+	struct stat st;
 	size_t i;
-	int rc;
+	int rc, e;
 
 	memset(&s, 0, sizeof(s));
 	s.o = o;
@@ -1089,13 +1121,21 @@ jv xg_snapshot_take(const struct xg_snapshot_opts *o)
 	 * loads and opens the repository. */
 	prescan(&s, dir);
 	git_libgit2_init();
-	rc = git_repository_open_ext(&s.repo, dir, 0, NULL);
-	if (rc < 0) {
+	e = stat(dir, &st) < 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+	if (e) {
+		/* Not "not a repository": there is no directory to look in. */
+		snprintf(s.err, sizeof(s.err), "cannot open '%s': %s", dir, strerror(e));
 		rec = xg_json_set(rec, "repo", jv_null());
-		if (rc == GIT_ENOTFOUND) {
+		rec = xg_json_set(rec, "base", jv_null());
+		reason = "unreadable";
+	} else if ((rc = git_repository_open_ext(&s.repo, dir, 0, NULL)) < 0) {
+		rec = xg_json_set(rec, "repo", jv_null());
+		if ((rc == GIT_ENOTFOUND || rc == GIT_EOWNER) &&
+		    !xg_snapshot_not_found(dir, rc, s.err, sizeof(s.err))) {
 			reason = "not-a-repository";
 		} else {
-			snprintf(s.err, sizeof(s.err), "%s", git_message());
+			if (!s.err[0])
+				snprintf(s.err, sizeof(s.err), "%s", git_message());
 			reason = "unreadable";
 		}
 		rec = xg_json_set(rec, "base", jv_null());

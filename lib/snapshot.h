@@ -20,6 +20,7 @@
  * the working tree at a snapshot and HEAD and the index at its base.
  */
 #include <jv.h>
+#include <stddef.h>
 
 #define XG_SNAPSHOT_MAX_FILE_SIZE (5ULL << 20)
 #define XG_SNAPSHOT_MAX_TOTAL_SIZE (100ULL << 20)
@@ -58,9 +59,24 @@ struct xg_snapshot_replay_opts {
 };
 
 /*
- * Makes the replay clone and sets *record to its "replay" record.  -1 after
- * reporting the error (xg_error) and removing what it made.
+ * Makes the replay clone and hands its "replay" record to emit (which
+ * consumes it and returns -1 when it could not be written) as the last
+ * step.  Returns 0, or, after reporting the error (xg_error) and removing
+ * what it made, the exit status that fits the failure: XG_EX_DATAERR when
+ * the commit, the base or the source repository is not there or DIR is
+ * not empty, XG_EX_NOPERM for a permission refused (a repository owned by
+ * another user included), XG_EX_IOERR for another failure to read or
+ * write, or for emit failing.
  */
-int xg_snapshot_replay(const struct xg_snapshot_replay_opts *o, jv *record);
+int xg_snapshot_replay(const struct xg_snapshot_replay_opts *o,
+		       int (*emit)(jv record, void *arg), void *arg);
+
+/*
+ * For a dir where libgit2 found no repository (rc GIT_ENOTFOUND or
+ * GIT_EOWNER): 1 with a message in err when there is one that another user
+ * owns (libgit2's safe.directory check refused it), -1 with a message when
+ * there is one it could not open for another reason, 0 when there is none.
+ */
+int xg_snapshot_not_found(const char *dir, int rc, char *err, size_t errlen);
 
 #endif

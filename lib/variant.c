@@ -3,6 +3,7 @@
 #include "prompt.h"
 #include "variant.h"
 #include "conversation.h"
+#include "jsonfile.h"
 
 static int id_valid(const char *s, int upper)
 {
@@ -97,11 +98,43 @@ static int no_variant(const char *name)
 	return XG_EX_DATAERR;
 }
 
+/*
+ * A variant's HEAD file is state this program wrote: one that does not name
+ * one of the variant's versions is a broken installation (78), said with
+ * what is wrong and how to repair it.
+ */
+static int check_head(const char *name, const char *path, const char *s, size_t len)
+{
+	const char *why = NULL;
+	char *vdir;
+	int ok;
+
+	if (!len)
+		why = "is empty";
+	else if (strlen(s) != len || !xg_variant_version_valid(s))
+		why = "does not hold a version id";
+	if (why) {
+		xg_error("'%s' %s; 'xg-prompt-compile head %s VERSION' repairs it", path, why,
+			 name);
+		return XG_EX_CONFIG;
+	}
+	vdir = version_path(name, s);
+	ok = is_dir(vdir);
+	free(vdir);
+	if (!ok) {
+		xg_error("'%s' names version '%s', which does not exist; "
+			 "'xg-prompt-compile head %s VERSION' repairs it", path, s, name);
+		return XG_EX_CONFIG;
+	}
+	return 0;
+}
+
 int xg_variant_head(const char *name, char **version)
 {
 	struct xg_buf b = XG_BUF_INIT(4096);
 	char *path;
 	size_t n;
+	int rc;
 
 	*version = NULL;
 	if (is_default(name))
@@ -124,13 +157,12 @@ int xg_variant_head(const char *name, char **version)
 	while (n > 0 && isspace((unsigned char)b.buf[n - 1]))
 		n--;
 	xg_buf_setlen(&b, n);
-	if (!xg_variant_version_valid(b.buf)) {
-		xg_error("'%s' does not name a version", path);
-		free(path);
-		xg_buf_release(&b);
-		return XG_EX_CONFIG;
-	}
+	rc = check_head(name, path, b.buf, b.len);
 	free(path);
+	if (rc) {
+		xg_buf_release(&b);
+		return rc;
+	}
 	*version = xg_buf_detach(&b, NULL);
 	return 0;
 }
@@ -210,26 +242,45 @@ int xg_variant_load(const char *name, const char *version, struct xg_prompt_mani
 	return 0;
 }
 
-jv xg_variant_meta(const char *name, const char *version)
+int xg_variant_meta(const char *name, const char *version, jv *meta)
 {
-	struct xg_buf b = XG_BUF_INIT(1 << 20);
+	static const char *const keys[] = { "parent", "created", "tunedFor", "note" };
 	char *dir = version_path(name, version), *path = xg_path_join(dir, "meta.json");
-	jv v = jv_object();
+	size_t i;
+	int rc;
 
-	if (xg_read_file(path, &b) == 0) {
-		jv p = jv_parse_sized(b.buf, (int)b.len);
+	*meta = jv_object();
+	if (!is_dir(dir)) {
+		/* The shipped default's version, never pinned: no meta. */
+		rc = 0;
+		goto out;
+	}
+	jv_free(*meta);
+	rc = xg_jsonfile_read(path, meta);
+	if (rc == 0) {
+		xg_error("'%s' is missing", path);
+		rc = XG_EX_CONFIG;
+	} else if (rc == 1) {
+		rc = 0;
+		for (i = 0; i < sizeof(keys) / sizeof(*keys) && !rc; i++) {
+			jv v = xg_json_get_peek(*meta, keys[i]);
+			jv_kind k = jv_get_kind(v);
 
-		if (jv_get_kind(p) == JV_KIND_OBJECT) {
-			jv_free(v);
-			v = p;
-		} else {
-			jv_free(p);
+			if (k != JV_KIND_STRING && k != JV_KIND_NULL && k != JV_KIND_INVALID) {
+				xg_error("'%s': field '%s' is %s, not a string", path, keys[i],
+					 xg_json_kind_peek(v));
+				rc = XG_EX_CONFIG;
+			}
 		}
 	}
-	xg_buf_release(&b);
+	if (rc) {
+		jv_free(*meta);
+		*meta = jv_invalid();
+	}
+out:
 	free(path);
 	free(dir);
-	return v;
+	return rc;
 }
 
 static jv copy_field(jv rec, jv meta, const char *key)
@@ -251,7 +302,11 @@ int xg_variant_describe(const char *name, const char *version, int with_sections
 		free(dir);
 		return rc;
 	}
-	meta = xg_variant_meta(name, version);
+	if ((rc = xg_variant_meta(name, version, &meta))) {
+		free(dir);
+		free(head);
+		return rc;
+	}
 	rec = xg_rec_new("version");
 	rec = xg_json_set(rec, "variant", jv_string(name));
 	rec = xg_json_set(rec, "version", jv_string(version));
@@ -401,6 +456,10 @@ int xg_variant_list(jv *out)
 	}
 	free_list(names);
 	free(dir);
+	if (rc) {
+		jv_free(*out);
+		*out = jv_invalid();
+	}
 	return rc;
 }
 
@@ -444,6 +503,10 @@ int xg_variant_versions(const char *name, jv *out)
 	*out = jv_array();
 	for (i = 0; i < nr; i++)
 		*out = jv_array_append(*out, recs[i]);
+	if (rc) {
+		jv_free(*out);
+		*out = jv_invalid();
+	}
 	free(recs);
 	free_list(ids);
 	free(dir);
@@ -619,8 +682,11 @@ int xg_variant_save(const char *name, const char *dir, const char *tuned_for,
 	if (has_head_file(name) && (rc = xg_variant_head(name, &head)))
 		goto out;
 	vpath = version_path(name, id);
-	if (!is_dir(vpath) && (rc = store_version(name, &m, id,
-						  new_meta(head, tuned_for, note))))
+	if (is_dir(vpath))
+		xg_warn("%s@%s already holds these files: no new version; it keeps the "
+			"tunedFor and note it was saved with%s", name, id,
+			tuned_for || note ? " (--tuned-for and --note are not applied)" : "");
+	else if ((rc = store_version(name, &m, id, new_meta(head, tuned_for, note))))
 		goto out;
 	if (!head || strcmp(head, id))
 		rc = write_head(name, id);

@@ -49,8 +49,11 @@ int xg_variant_dir(const char *name, const char *version, char **dir);
 struct xg_prompt_manifest;
 int xg_variant_load(const char *name, const char *version, struct xg_prompt_manifest *m,
 		    char **loaded, char **head);
-/* The version's meta.json as an object ({} for the shipped default). */
-jv xg_variant_meta(const char *name, const char *version);
+/* The version's meta.json into *meta, an object ({} for a shipped default
+ * version that was never kept); 78 naming the file (and the line of a parse
+ * error) when it is missing, not a JSON object, or has a field of the wrong
+ * kind. */
+int xg_variant_meta(const char *name, const char *version, jv *meta);
 
 /* A "variant" record for each variant, by name, into the array *out. */
 int xg_variant_list(jv *out);
@@ -63,7 +66,8 @@ int xg_variant_describe(const char *name, const char *version, int with_sections
 /*
  * Saves the variant in dir (a manifest and its section files) as a version
  * of name whose parent is the head, and moves the head to it.  Saving the
- * files of an existing version moves the head there and leaves its meta.
+ * files of an existing version moves the head there and leaves its meta,
+ * with a warning on standard error that says so.
  * *version gets the id.
  */
 int xg_variant_save(const char *name, const char *dir, const char *tuned_for,

@@ -44,6 +44,18 @@ print([bool(re.match(t, e["at"])) for e in lines[1:]], lines[3]["at"])
 	EOF
 }
 
+@test "a conversation is its owner's alone: the file is 0600, the directories it creates 0700" {
+	umask 022
+	echo '{"type":"message","role":"user","text":"a secret"}' | xg-test-lib conv-append c1
+	run stat -c '%a %n' "$XG_HOME" "$XG_HOME/state" "$CONVS" "$CONVS/c1.jsonl"
+	assert_output - <<-EOF
+	700 $XG_HOME
+	700 $XG_HOME/state
+	700 $CONVS
+	600 $CONVS/c1.jsonl
+	EOF
+}
+
 @test "a scan reads the entries newest first, the header last" {
 	for i in 1 2 3; do echo "{\"type\":\"message\",\"role\":\"user\",\"text\":\"$i\"}"; done |
 		xg-test-lib conv-append c2

@@ -375,6 +375,37 @@ for got, base in zip(d, want):
 CASES
 }
 
+@test "a word in an error's message does not outweigh its code, type or status" {
+	export XG_RETRY=off
+	cases=$BATS_TEST_TMPDIR/cases
+	cat >"$cases" <<'CASES'
+400 bad_request 70 {"error":{"message":"Invalid 'max_output_tokens': the context window is too small","type":"invalid_request_error","param":"max_output_tokens","code":"integer_below_min_value"}}
+400 bad_request 70 {"type":"error","error":{"type":"invalid_request_error","message":"This request breaks the usage limit policy of the organization"}}
+400 bad_request 70 {"error":{"message":"context length exceeded is not a valid stop sequence"}}
+429 rate_limit 75 {"error":{"message":"Too many requests for the context window you asked","type":"requests","code":"rate_limit_exceeded"}}
+500 server 69 {"type":"error","error":{"type":"api_error","message":"the prompt is too long to log"}}
+429 rate_limit 75 {"error":{"message":"try later","type":"server_error"}}
+503 overloaded 69 {"error":{"message":"maximum context length is being reconfigured"}}
+401 auth 77 {"error":{"message":"usage limit keys need a new login, you exceeded your current quota of logins"}}
+400 usage_limit 75 {"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API."}}
+400 usage_limit 75 {"type":"error","error":{"type":"invalid_request_error","message":"You have reached your specified API usage limits. You will regain access on 2026-12-01 at 00:00 UTC."}}
+400 context_overflow 65 {"type":"error","error":{"type":"invalid_request_error","message":"input length and `max_tokens` exceed context limit: 197000 + 8192 > 200000, decrease input length or `max_tokens` and try again"}}
+400 context_overflow 65 {"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.","type":"BadRequestError","code":400}
+CASES
+	while read -r code class want body; do
+		printf '{"status":%s,"body":%s}\n' "$code" "$body"
+	done <"$cases" >"$BATS_TEST_TMPDIR/steps"
+	fake_provider_start <"$BATS_TEST_TMPDIR/steps"
+	while read -r code class want body; do
+		run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+		echo "case: $code $body"
+		[ "$status" -eq "$want" ]
+		assert_line --partial "\"class\":\"$class\""
+	done <"$cases"
+	run fake_log 'print(len(log))'
+	assert_output 12
+}
+
 @test "transient error classes are retried: overloaded, server, protocol, in-stream errors" {
 	overloaded=$(cat "$FIXTURES/wire/anthropic-error-529-overloaded.json")
 	fake_provider_start <<STEPS
@@ -405,6 +436,36 @@ STEPS
 	[ "$status" -eq 65 ]
 	assert_line --partial '"class":"context_overflow"'
 	refute_line --partial '"type":"retry"'
+}
+
+@test "tool input past the 16 MiB ceiling ends the request at once, not retried" {
+	# Seventeen events of 1 MiB of arguments each: every event is under
+	# the ceiling, the call they build is not.
+	python3 - "$BATS_TEST_TMPDIR/big.sse" <<'PY'
+import json, sys
+piece = "x" * (1 << 20)
+with open(sys.argv[1], "w") as f:
+    def ev(name, obj):
+        f.write("event: %s\ndata: %s\n\n" % (name, json.dumps(obj)))
+    ev("message_start", {"type": "message_start", "message": {"usage": {"input_tokens": 1, "output_tokens": 1}}})
+    ev("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}})
+    for _ in range(17):
+        ev("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": piece}})
+    ev("content_block_stop", {"type": "content_block_stop", "index": 0})
+    ev("message_stop", {"type": "message_stop"})
+PY
+	fake_provider_start <<STEPS
+{"raw_file":"$BATS_TEST_TMPDIR/big.sse","repeat":3}
+STEPS
+	run xg-test-provider anthropic-messages "$FAKE_URL" < <(simple)
+	[ "$status" -eq 69 ]
+	assert_line --partial '"class":"protocol"'
+	assert_line --partial '"transient":false'
+	assert_line --partial "tool call arguments larger than $((16 << 20)) bytes"
+	refute_line --partial '"type":"retry"'
+	refute_line --partial '"type":"tool_call"'
+	run fake_log 'print(len(log))'
+	assert_output 1
 }
 
 @test "a refused connection is a network error, retried" {

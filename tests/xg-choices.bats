@@ -607,10 +607,95 @@ print(len(lines), len(c), c[0]["from"], c[0]["to"], c[0]["effort"], "XG_TEST_ALP
 	history_on c10 beta/b1 low
 	printf '{"type":"model_change","at":"2026-11-01T00:00:09.000Z","from":"beta/b1","to":"alpha/a1","eff' >> "$CONVS/c10.jsonl"
 	run_split xg-choices start --conversation c10 </dev/null
+	recs=$output
 	assert_success
 	run fields model source id
 	assert_output 'source=history id=beta/b1'
+	output=$recs
+	run fields notice from text
+	assert_output "from=xg-choices text=the last line of conversation c10 is torn (an append that did not finish); it is ignored"
 	[[ "$stderr" == *"torn"* ]]
+}
+
+@test "parallel starts of a conversation on an unusable model record one fallback" {
+	saved_choices
+	history_on r1 alpha/a2 minimal
+	keys beta
+	# Hold the conversation's lock so that every start reads the old model
+	# before any of them can append.
+	xg-test-lib hold-lock "$CONVS/r1.jsonl" 30 > "$BATS_TEST_TMPDIR/held" &
+	holder=$!
+	while ! grep -q locked "$BATS_TEST_TMPDIR/held"; do sleep 0.05; done
+	pids=()
+	for i in $(seq 16); do
+		xg-choices start --conversation r1 </dev/null >"$BATS_TEST_TMPDIR/out.$i" 2>/dev/null &
+		pids+=($!)
+	done
+	sleep 0.5
+	kill "$holder"
+	wait "$holder" || true
+	for p in "${pids[@]}"; do wait "$p"; done
+	run grep -c '"type":"model_change"' "$CONVS/r1.jsonl"
+	assert_output 1
+	output=$(cat "$BATS_TEST_TMPDIR"/out.*)
+	run fields model source id effort
+	run sort <<<"$output"
+	run uniq -c <<<"$output"
+	assert_output - <<-'EOF'
+	      1 source=fallback id=beta/b1 effort=high
+	     15 source=history id=beta/b1 effort=high
+	EOF
+	output=$(cat "$BATS_TEST_TMPDIR"/out.*)
+	run count notice
+	assert_output 1
+}
+
+@test "an effort asked for without a model applies to the started model when it accepts it" {
+	saved_choices
+	history_on on-b1 beta/b1 low
+	keys alpha,beta
+	# request fields (JSON) | flags | source id effort effort_from
+	while IFS='|' read -r req flags want; do
+		run_split xg-choices start $flags <<<"{\"type\":\"request\",\"text\":\"go\"$req}"
+		assert_success
+		recs=$output
+		run fields model source id effort effort_from
+		assert_output "$want"
+		output=$recs
+		run count notice
+		assert_output 0
+	done <<-'EOF'
+	,"effort":"high"||source=mode id=alpha/a1 effort=high effort_from=request.effort
+	|--effort medium|source=mode id=alpha/a1 effort=medium effort_from=--effort
+	,"effort":"low"|--effort high --mode plan|source=mode id=beta/b1 effort=high effort_from=--effort
+	,"conversation":"on-b1","effort":"high"||source=history id=beta/b1 effort=high effort_from=request.effort
+	EOF
+}
+
+@test "an effort the started model does not accept is not applied, and a notice says why" {
+	saved_choices
+	keys alpha
+	run_split xg-choices start <<<'{"type":"request","effort":"ultra"}'
+	assert_success
+	recs=$output
+	run fields model source id effort effort_from
+	assert_output 'source=mode id=alpha/a1 effort=low effort_from=normal'
+	output=$recs
+	run fields notice text
+	assert_output "text=effort 'ultra' (request.effort) was not applied: model alpha/a1 does not accept it (it accepts: low, medium, high); it runs at low"
+	[[ "$stderr" == *"was not applied"* ]]
+	run_split xg-choices start --effort minimal --mode review </dev/null
+	assert_success
+	run fields model id effort
+	assert_output 'id=alpha/a2 effort=minimal'
+	run_split xg-choices start --effort high --mode review </dev/null
+	assert_success
+	recs=$output
+	run fields model id effort
+	assert_output 'id=alpha/a2 effort=minimal'
+	output=$recs
+	run fields notice text
+	[[ "$output" == "text=effort 'high' (--effort) was not applied: model alpha/a2 does not accept it"* ]]
 }
 
 @test "with no usable model start writes id null and exits 77, and the records still flow" {

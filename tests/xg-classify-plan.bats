@@ -272,11 +272,11 @@ sys.stdout.write("<proposed_plan>y</proposed_plan>\n")' >reply
 	printf '%s\n' '{"type":"run_start"}' '{"type":"run_end","reply":["x"]}' >in
 	run_split xg-classify-plan --records in
 	assert_failure 65
-	assert_equal "$stderr" "xg-classify-plan: in: line 2: field 'reply' of a run_end record must be a string, found an array"
+	assert_equal "$stderr" "xg-classify-plan: 'in': line 2: field 'reply' of a run_end record must be a string, found an array"
 	printf '%s\n' '{"type":"message","role":"assistant","text":7}' >in
 	run_split xg-classify-plan --records in
 	assert_failure 65
-	assert_equal "$stderr" "xg-classify-plan: in: line 1: field 'text' of a message record must be a string, found a number"
+	assert_equal "$stderr" "xg-classify-plan: 'in': line 1: field 'text' of a message record must be a string, found a number"
 }
 
 @test "Records without a reply pass through and exit 65" {
@@ -284,7 +284,7 @@ sys.stdout.write("<proposed_plan>y</proposed_plan>\n")' >reply
 	run_split xg-classify-plan --records in
 	assert_failure 65
 	assert_equal "$output" "$(cat in)"
-	assert_equal "$stderr" "xg-classify-plan: in: no run_end record and no assistant message to classify"
+	assert_equal "$stderr" "xg-classify-plan: 'in': no run_end record and no assistant message to classify"
 }
 
 @test "A record line that is not JSON is exit 65 naming the line" {
@@ -293,7 +293,7 @@ sys.stdout.write("<proposed_plan>y</proposed_plan>\n")' >reply
 	assert_failure 65
 	assert_equal "$output" '{"type":"run_start"}'
 	assert_output --partial 'run_start'
-	[[ "$stderr" == "xg-classify-plan: in: line 2: not JSON"* ]]
+	[[ "$stderr" == "xg-classify-plan: 'in': line 2: not JSON"* ]]
 }
 
 @test "Records mode with -q writes nothing at all" {
@@ -310,7 +310,7 @@ sys.stdout.write("<proposed_plan>y</proposed_plan>\n")' >reply
 	printf '{"type":"run_end","reply":"%s"}\n' "$(head -c 300 /dev/zero | tr '\0' a)" >in
 	XG_MAX_LINE=100 run_split xg-classify-plan --records in
 	assert_failure 65
-	assert_equal "$stderr" "xg-classify-plan: in: line 1 is longer than the limit of 100 bytes (XG_MAX_LINE)"
+	assert_equal "$stderr" "xg-classify-plan: 'in': line 1 is longer than the limit of 100 bytes (XG_MAX_LINE)"
 }
 
 # --- exit statuses, options, input ----------------------------------------
@@ -355,7 +355,7 @@ sys.stdout.write("<proposed_plan>y</proposed_plan>\n")' >reply
 	run_split xg-classify-plan --max-bytes 1k big
 	assert_failure 65
 	assert_output ''
-	assert_equal "$stderr" "xg-classify-plan: big: the reply is longer than the limit of 1024 bytes"
+	assert_equal "$stderr" "xg-classify-plan: 'big': the reply is longer than the limit of 1024 bytes"
 	head -c 1024 big | xg-classify-plan --max-bytes=1024 >out
 	assert_equal "$(cat out)" '{"type":"plan","outcome":"no_plan","problems":[]}'
 	printf '{"type":"run_end","reply":"%s"}\n' "$(cat big)" >in
@@ -508,4 +508,14 @@ for t in range(150):
 print("plan_ready", ready, "mismatches", bad, file=sys.stderr)
 sys.exit(1 if bad or ready < 50 else 0)
 PY
+}
+
+@test "A file that may not be read is exit 77" {
+	[ "$(id -u)" -eq 0 ] || true
+	printf 'text\n' >secret
+	chmod 000 secret
+	if cat secret >/dev/null 2>&1; then skip "running with permission to read anything"; fi
+	run_split xg-classify-plan secret
+	assert_equal "$status" 77
+	assert_equal "$stderr" "xg-classify-plan: cannot open 'secret': Permission denied"
 }

@@ -64,6 +64,44 @@ STABLE='["identity","role","personality","autonomy","permission","steering","wri
 	assert_equal "$(jq -r '.sections[-1].name' <<<"$output")" reporting
 }
 
+@test "Any mode name compiles: the stable prefix and that mode's sections" {
+	printf 'review     review.txt      100  dynamic  review\n' >> "$SMALL/manifest"
+	echo 'Review the change; do not edit files.' > "$SMALL/review.txt"
+	xg-prompt-compile save small "$SMALL" >/dev/null
+	normal=$(pack '' --variant small --mode normal)
+	run pack '{"type":"request","text":"x","mode":"review"}' --variant small
+	assert_success
+	assert_equal "$(jq -r .mode <<<"$output")" review
+	assert_equal "$(jq -c '[.sections[].name]' <<<"$output")" '["identity","long","reporting","review"]'
+	assert_equal "$(jq -r .stable_sha256 <<<"$output")" "$(jq -r .stable_sha256 <<<"$normal")"
+	run jq -r .system <<<"$output"
+	assert_output --regexp $'\n\nReview the change; do not edit files\\.$'
+	refute_output --partial 'Plan before acting'
+	# A mode no manifest line names gets the stable prefix alone.
+	run pack '' --variant small --mode audit_2
+	assert_equal "$(jq -r .mode <<<"$output")" audit_2
+	assert_equal "$(jq -c '[.sections[].name]' <<<"$output")" '["identity","long","reporting"]'
+	assert_equal "$(jq -r .system <<<"$output")" "$(jq -r .system <<<"$normal")"
+	# The shipped variant has sections for normal and plan only.
+	run pack '{"type":"request","text":"x","mode":"review"}'
+	assert_equal "$(jq -c '[.sections[].name]' <<<"$output")" "$STABLE"
+	# The longest mode name xg-choices accepts is accepted here too.
+	long="m$(printf '%063d' 0)"
+	run xg-prompt-compile --mode "$long" </dev/null
+	assert_success
+	assert_equal "$(jq -r .mode <<<"$output")" "$long"
+}
+
+@test "A request xg-choices starts in any mode compiles in that mode" {
+	unset OPENAI_API_KEY ANTHROPIC_API_KEY OPENROUTER_API_KEY
+	run_split bash -c 'set -o pipefail; printf "%s\n" "{\"type\":\"request\",\"text\":\"x\",\"mode\":\"review\"}" |
+		xg-choices start --mode review | xg-prompt-compile'
+	assert_success
+	run jq -c 'select(.type == "pack") | [.mode, (.model != null), [.sections[].name] == $s]' \
+		--argjson s "$STABLE" <<<"$output"
+	assert_output '["review",true,true]'
+}
+
 @test "Identity names the model only when it is known" {
 	run xg-prompt-compile --text </dev/null
 	assert_line --index 0 --regexp '^You are xg, a coding agent run from the command line\. '
@@ -191,7 +229,8 @@ STABLE='["identity","role","personality","autonomy","permission","steering","wri
 	check '3s/ 60 / sixty /' "3: bad budget 'sixty': expected 1 to 1000000 characters"
 	check '3s/ 60 / 0 /' "3: bad budget '0': expected 1 to 1000000 characters"
 	check '2s/stable/steady/' "2: bad kind 'steady': expected 'stable' or 'dynamic'"
-	check '5s/plan$/review/' "5: bad mode 'review' for a dynamic section"
+	check '5s/plan$/Review/' "5: bad mode 'Review' for a dynamic section"
+	check '5s/plan$/-x/' "5: bad mode '-x' for a dynamic section"
 	check '2s/ all$/ plan/' "2: bad mode 'plan' for a stable section"
 	check '4s/ all$//' "4: expected 5 fields (name file budget kind mode), found 4"
 	check '6s/^note /plan /' "6: section 'plan' is already on line 5"
@@ -283,12 +322,19 @@ STABLE='["identity","role","personality","autonomy","permission","steering","wri
 }
 
 @test "A bad mode is a usage error as an option, bad request fields are data errors" {
-	run_split xg-prompt-compile --mode review </dev/null
+	run_split xg-prompt-compile --mode 'Re view' </dev/null
 	assert_equal "$status" 2
-	assert_regex "$stderr" "unknown mode 'review'"
-	run_split xg-prompt-compile <<<$'{"type":"snapshot"}\n{"type":"request","text":"x","mode":"review"}'
+	assert_regex "$stderr" "bad mode 'Re view': a mode name is 1 to 64 of \\[a-z0-9_-\\], starting with a letter"
+	run_split xg-prompt-compile --mode "a$(printf '%064d' 0)" </dev/null
+	assert_equal "$status" 2
+	for bad in '"Review"' '"9lives"' '"-x"' '""' "\"a$(printf '%064d' 0)\""; do
+		run_split xg-prompt-compile <<<$'{"type":"snapshot"}\n{"type":"request","text":"x","mode":'"$bad}"
+		assert_equal "$status" 65
+		assert_equal "$stderr" "xg-prompt-compile: standard input:2: field 'mode' is not a mode name (1 to 64 of [a-z0-9_-], starting with a letter)"
+	done
+	run_split xg-prompt-compile <<<'{"type":"request","text":"x","mode":["plan"]}'
 	assert_equal "$status" 65
-	assert_equal "$stderr" "xg-prompt-compile: standard input:2: field 'mode' is 'review', not 'normal' or 'plan'"
+	assert_equal "$stderr" "xg-prompt-compile: standard input:1: field 'mode' of a request record is an array, not a string"
 	run_split xg-prompt-compile <<<'{"type":"request","text":"x","variant":7}'
 	assert_equal "$status" 65
 	assert_equal "$stderr" "xg-prompt-compile: standard input:1: field 'variant' of a request record is a number, not a string"
@@ -355,9 +401,93 @@ STABLE='["identity","role","personality","autonomy","permission","steering","wri
 	echo 'More.' >> "$SMALL/plan.txt"
 	xg-prompt-compile save small "$SMALL" >/dev/null
 	cp "$BATS_TEST_TMPDIR/plan.txt" "$SMALL/plan.txt"
-	run xg-prompt-compile save small "$SMALL" --note again
+	run_split xg-prompt-compile save small "$SMALL" --note again
+	assert_success
 	assert_equal "$(jq -r '[.version, .note, .head] | join(" ")' <<<"$output")" "$v1 first true"
+	assert_equal "$stderr" "xg-prompt-compile: small@$v1 already holds these files: no new version; it keeps the tunedFor and note it was saved with (--tuned-for and --note are not applied)"
 	assert_equal "$(xg-prompt-compile versions small | wc -l)" 2
+	run_split xg-prompt-compile save small "$SMALL"
+	assert_success
+	assert_equal "$stderr" "xg-prompt-compile: small@$v1 already holds these files: no new version; it keeps the tunedFor and note it was saved with"
+	assert_equal "$(jq -r .note <<<"$output")" first
+	# A new version says nothing.
+	echo 'Other.' >> "$SMALL/plan.txt"
+	run_split xg-prompt-compile save small "$SMALL" --note new
+	assert_success
+	assert_equal "$stderr" ""
+}
+
+@test "A variant's HEAD that names no version of it is exit 78 naming the file" {
+	v=$(xg-prompt-compile save mine "$SMALL" --tuned-for openai/gpt-5 | jq -r .version)
+	h="$XG_HOME/data/variants/mine/HEAD"
+	repair="'xg-prompt-compile head mine VERSION' repairs it"
+	check() {
+		for cmd in "versions mine" "head mine" "show mine" "variants"; do
+			run_split xg-prompt-compile $cmd
+			assert_equal "$status" 78
+			assert_equal "$stderr" "xg-prompt-compile: $1"
+			assert_output ""
+		done
+		run_split xg-prompt-compile --variant mine </dev/null
+		assert_equal "$status" 78
+		assert_equal "$stderr" "xg-prompt-compile: $1"
+		# a conversation is not pinned to a broken head
+		run_split xg-prompt-compile <<<'{"type":"request","text":"x","variant":"mine","conversation":"h1"}'
+		assert_equal "$status" 78
+		[ ! -e "$XG_HOME/state/conversations/h1.jsonl" ]
+	}
+	echo garbage > "$h"
+	check "'$h' names version 'garbage', which does not exist; $repair"
+	: > "$h"
+	check "'$h' is empty; $repair"
+	printf '%s\n%s\n' "$v" "$v" > "$h"
+	check "'$h' does not hold a version id; $repair"
+	printf 'not/a version\n' > "$h"
+	check "'$h' does not hold a version id; $repair"
+	# Saving on a broken head is refused: its parent would be unknown.
+	echo 'More.' >> "$SMALL/plan.txt"
+	run_split xg-prompt-compile save mine "$SMALL"
+	assert_equal "$status" 78
+	assert_equal "$stderr" "xg-prompt-compile: '$h' does not hold a version id; $repair"
+	# The repair the message names works.
+	run xg-prompt-compile head mine "$v"
+	assert_success
+	assert_equal "$(jq -r '[.version, .head] | join(" ")' <<<"$output")" "$v true"
+	run pack '' --variant mine
+	assert_success
+	assert_equal "$(jq -r .version <<<"$output")" "$v"
+}
+
+@test "A version's broken meta.json is exit 78 naming the file and the line" {
+	v=$(xg-prompt-compile save small "$SMALL" --tuned-for openai/gpt-5 | jq -r .version)
+	m="$XG_HOME/data/variants/small/versions/$v/meta.json"
+	check() {
+		for cmd in "versions small" "head small" "show small@$v"; do
+			run_split xg-prompt-compile $cmd
+			assert_equal "$status" 78
+			assert_equal "$stderr" "xg-prompt-compile: $1"
+		done
+		# The compile fails rather than lose the tunedFor notice.
+		run_split xg-prompt-compile --variant small --model anthropic/claude </dev/null
+		assert_equal "$status" 78
+		assert_equal "$stderr" "xg-prompt-compile: $1"
+		assert_output ""
+	}
+	# (not a missing comma: libjq 1.6 leaks a value on that error, which
+	# a SANITIZE build reports)
+	printf '{"parent": null,\n "tunedFor": "openai/gpt-5",,\n "note": null}\n' > "$m"
+	check "cannot parse '$m': Expected value before ',' at line 2, column 29"
+	printf '["openai/gpt-5"]\n' > "$m"
+	check "'$m' must hold a JSON object, not an array"
+	printf '{"parent":null,"created":"2026-11-30T10:00:00.000Z","tunedFor":5,"note":null}\n' > "$m"
+	check "'$m': field 'tunedFor' is a number, not a string"
+	rm "$m"
+	check "'$m' is missing"
+	# Well-formed again, the notice is back.
+	printf '{"parent":null,"created":"2026-11-30T10:00:00.000Z","tunedFor":"openai/gpt-5","note":null}\n' > "$m"
+	run xg-prompt-compile --variant small --model anthropic/claude </dev/null
+	assert_success
+	assert_line --index 0 --partial "small@$v is tuned for openai/gpt-5; this run uses anthropic/claude"
 }
 
 @test "Head restores or reverts to an existing version" {
@@ -404,6 +534,24 @@ STABLE='["identity","role","personality","autonomy","permission","steering","wri
 	cmp "$XG_HOME/data/variants/default/versions/$v/role.md" "$XG_SHARE_DIR/prompts/role.md"
 	pack '{"type":"request","text":"y","conversation":"c1"}' >/dev/null
 	assert_equal "$(grep -c variant_change "$f")" 1
+}
+
+@test "A conversation that does not exist yet starts at its first compile" {
+	f="$XG_HOME/state/conversations/new-one.jsonl"
+	[ ! -e "$f" ]
+	mkdir "$BATS_TEST_TMPDIR/proj"
+	cd "$BATS_TEST_TMPDIR/proj"
+	run pack '{"type":"request","text":"x","conversation":"new-one"}'
+	assert_success
+	run jq -c 'del(.created, .at)' "$f"
+	assert_output - <<-EOF
+	{"type":"conversation","schema":"xg/1","id":"new-one","cwd":"$BATS_TEST_TMPDIR/proj"}
+	{"type":"variant_change","to":"default@$(default_version)","reason":"first compile"}
+	EOF
+	# --text compiles the same way, and pins too.
+	run_split xg-prompt-compile --text <<<'{"type":"request","text":"x","conversation":"new-two"}'
+	assert_success
+	assert_equal "$(grep -c variant_change "$XG_HOME/state/conversations/new-two.jsonl")" 1
 }
 
 @test "A head moved after the conversation pinned its version is shown, not followed" {

@@ -147,7 +147,7 @@ field() {
 	assert_success
 	assert_equal "$(field .commit)" null
 	assert_equal "$(field .reason)" unreadable
-	assert_equal "$(field .error)" 'not an index file'
+	assert_equal "$(field .error)" "cannot read the index '$repo/.git/index': not an index file"
 }
 
 @test "-C runs in another directory, also from a subdirectory" {
@@ -449,7 +449,7 @@ field() {
 	snap
 	mkdir -p "$BATS_TEST_TMPDIR/full" && printf 'mine\n' > "$BATS_TEST_TMPDIR/full/keep"
 	run_split xg-snapshot replay "$(field .commit)" "$BATS_TEST_TMPDIR/full" < /dev/null
-	assert_failure 1
+	assert_failure 65
 	assert_equal "$stderr" "xg-snapshot: refusing '$BATS_TEST_TMPDIR/full': it exists and is not empty"
 	assert_equal "$(ls "$BATS_TEST_TMPDIR/full")" keep
 }
@@ -463,11 +463,11 @@ field() {
 	git tag broken "$(git rev-parse HEAD)"
 	printf 'not a commit\n' > .git/refs/tags/broken
 	run_split xg-snapshot replay --base broken "$c" "$BATS_TEST_TMPDIR/empty" < /dev/null
-	assert_failure 1
+	assert_failure 65
 	assert [ -d "$BATS_TEST_TMPDIR/empty" ]
 	assert_equal "$(ls -A "$BATS_TEST_TMPDIR/empty")" ''
 	run_split xg-snapshot replay no-such-commit "$BATS_TEST_TMPDIR/new" < /dev/null
-	assert_failure 1
+	assert_failure 65
 	assert [ ! -e "$BATS_TEST_TMPDIR/new" ]
 }
 
@@ -560,7 +560,7 @@ PATTERNS
 	assert_success
 	assert_equal "$(field .commit)" null
 	assert_equal "$(field .reason)" unreadable
-	assert_equal "$(field .error)" 'a split index is not supported'
+	assert_equal "$(field .error)" "cannot read the index '$repo/.git/index': a split index is not supported"
 }
 
 @test "a linked worktree is snapshot with its own index and HEAD" {
@@ -688,4 +688,169 @@ PATTERNS
 		assert_equal "$(xg-test-snapshot sha1 --portable < "$input")" "$want"
 	done
 	assert_equal "$(printf abc | xg-test-snapshot sha1)" a9993e364706816aba3e25717850c26c9cd0d89d
+}
+
+# Runs a command as nobody (tests run as root): in a directory every user
+# may enter, with a HOME nobody can read.  Skips where that cannot be done.
+as_nobody() {
+	if command -v setpriv > /dev/null; then
+		HOME="$shared" setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"
+	else
+		HOME="$shared" runuser -u nobody -- "$@"
+	fi
+}
+
+# A directory under /tmp that nobody may enter, removed by teardown.
+make_shared() {
+	[ "$(id -u)" = 0 ] || skip 'needs root, to run as another user'
+	command -v setpriv > /dev/null || command -v runuser > /dev/null ||
+		skip 'neither setpriv nor runuser is available'
+	shared=$(mktemp -d /tmp/xg-snapshot-test.XXXXXX)
+	chmod 755 "$shared"
+	as_nobody "$(command -v xg-snapshot)" --help > /dev/null 2>&1 ||
+		skip 'nobody cannot run xg-snapshot from here'
+}
+
+teardown() {
+	if [ -n "${shared:-}" ]; then
+		rm -rf "$shared"
+	fi
+}
+
+@test "a repository another user owns is unreadable, and says why" {
+	make_shared
+	repo="$shared/repo"
+	make_repo
+	printf 'edit\n' >> README
+	run_split as_nobody "$(command -v xg-snapshot)" -C "$repo" < /dev/null
+	assert_success
+	assert_equal "$(field .commit)" null
+	assert_equal "$(field .reason)" unreadable
+	assert_equal "$(field .error)" "cannot open the repository '$repo': it is owned by another user and safe.directory does not list it"
+	run_split as_nobody "$(command -v xg-snapshot)" -C "$repo" --strict < /dev/null
+	assert_failure 1
+	# Replay says the same, with the exit status for a permission refused.
+	run_split as_nobody "$(command -v xg-snapshot)" -C "$repo" replay HEAD "$shared/clone" < /dev/null
+	assert_failure 77
+	assert_equal "$stderr" "xg-snapshot: cannot open the repository '$repo': it is owned by another user and safe.directory does not list it"
+	assert [ ! -e "$shared/clone" ]
+}
+
+@test "replay into a directory it may not create exits 77, and 74 for other write errors" {
+	make_shared
+	repo="$shared/repo"
+	make_repo
+	printf 'a file\n' > "$BATS_TEST_TMPDIR/file"
+	run_split xg-snapshot -C "$repo" replay HEAD "$BATS_TEST_TMPDIR/file/clone" < /dev/null
+	assert_failure 74
+	assert_equal "$stderr" "xg-snapshot: cannot use '$BATS_TEST_TMPDIR/file/clone': Not a directory"
+	chown -R nobody "$repo"
+	mkdir -m 755 "$shared/locked"
+	run_split as_nobody "$(command -v xg-snapshot)" -C "$repo" replay HEAD "$shared/locked/clone" < /dev/null
+	assert_failure 77
+	assert_equal "$stderr" "xg-snapshot: cannot create directory '$shared/locked/clone': Permission denied"
+	assert [ ! -e "$shared/locked/clone" ]
+}
+
+@test "a directory that is not there, or is a file, is unreadable, not 'not a repository'" {
+	snap -C "$BATS_TEST_TMPDIR/nonexistent"
+	assert_success
+	assert_equal "$(field .commit)" null
+	assert_equal "$(field .reason)" unreadable
+	assert_equal "$(field .error)" "cannot open '$BATS_TEST_TMPDIR/nonexistent': No such file or directory"
+	printf 'x\n' > "$BATS_TEST_TMPDIR/file"
+	snap -C "$BATS_TEST_TMPDIR/file"
+	assert_success
+	assert_equal "$(field .reason)" unreadable
+	assert_equal "$(field .error)" "cannot open '$BATS_TEST_TMPDIR/file': Not a directory"
+	snap --strict -C "$BATS_TEST_TMPDIR/nonexistent"
+	assert_failure 1
+	assert_equal "$(field .reason)" unreadable
+	# A request's cwd that is not there is told the same way.
+	run_split xg-snapshot <<<'{"type":"request","cwd":"/nonexistent/dir"}'
+	assert_success
+	assert_equal "$(jq -r 'select(.type == "snapshot") | .error' <<<"$output")" \
+		"cannot open '/nonexistent/dir': No such file or directory"
+}
+
+@test "replay of a named commit leaves standard input alone, for a loop that reads it" {
+	make_repo
+	printf 'edit\n' >> README
+	snap
+	c=$(field .commit)
+	cd "$BATS_TEST_TMPDIR"
+	printf '1\n2\n' | while read -r x; do
+		xg-snapshot -C "$repo" replay "$c" "clone$x" > "out$x" || exit 1
+	done
+	assert_equal "$(jq -r .type out1 out2 | tr '\n' ' ')" 'replay replay '
+	assert_equal "$(git -C clone2 status --porcelain)" ' M README'
+}
+
+@test "replay removes its clone when the record cannot be written" {
+	make_repo
+	snap
+	c=$(field .commit)
+	run_split bash -c "xg-snapshot replay '$c' '$BATS_TEST_TMPDIR/clone' < /dev/null > /dev/full"
+	assert_failure 74
+	assert_equal "$stderr" "xg-snapshot: cannot write standard output: No space left on device"
+	assert [ ! -e "$BATS_TEST_TMPDIR/clone" ]
+	# An empty directory given is kept, and emptied again.
+	mkdir "$BATS_TEST_TMPDIR/empty"
+	run_split bash -c "xg-snapshot replay '$c' '$BATS_TEST_TMPDIR/empty' < /dev/null > /dev/full"
+	assert_failure 74
+	assert_equal "$(ls -A "$BATS_TEST_TMPDIR/empty")" ''
+}
+
+@test "replay's failures of input exit 65 and say what is wrong" {
+	make_repo
+	clone="$BATS_TEST_TMPDIR/clone"
+	run_split xg-snapshot replay - "$clone" <<<'{"type":"other"}'
+	assert_failure 65
+	assert_equal "$stderr" 'xg-snapshot: no snapshot record with a commit on standard input'
+	run_split xg-snapshot replay 'HEAD^{tree}' "$clone" < /dev/null
+	assert_failure 65
+	assert_regex "$stderr" "^xg-snapshot: cannot find the snapshot 'HEAD\^\{tree\}': .+"
+	run_split xg-snapshot -C "$BATS_TEST_TMPDIR" replay HEAD "$clone" < /dev/null
+	assert_failure 65
+	assert [ ! -e "$clone" ]
+}
+
+@test "a request whose cwd is not a string is bad input, named by line and field" {
+	make_repo
+	run_split xg-snapshot <<<'{"type":"note"}
+{"type":"request","cwd":["a"]}'
+	assert_failure 65
+	assert_equal "$stderr" "xg-snapshot: standard input: line 2: field 'cwd' must be a string"
+}
+
+@test "a --timeout that falls while the pack is written is kept to, and leaves no temporary files" {
+	make_repo
+	mkdir big
+	for i in $(seq 1 18); do
+		head -c 5000000 /dev/urandom > "big/f$i"
+	done
+	snap
+	assert_success
+	full=$(field .elapsed_ms)
+	# Deadlines spread over the run: some fall while hashing, some while
+	# the pack is written.  Whatever the machine's speed, a commit comes
+	# within the deadline (and a little slack for the last step), or none
+	# with reason "timeout"; and nothing half-written stays behind.
+	for pct in 30 45 60 70 80 90 100 120; do
+		for i in $(seq 1 18); do
+			printf '%08d' "$pct" | dd of="big/f$i" bs=8 count=1 conv=notrunc status=none
+		done
+		t=$((full * pct / 100 + 1))
+		snap --timeout "${t}ms"
+		assert_success
+		if [ "$(field .commit)" = null ]; then
+			assert_equal "$(field .reason)" timeout
+		else
+			elapsed=$(field .elapsed_ms)
+			assert [ "$elapsed" -le $((t + 60)) ]
+			git cat-file -e "$(field .commit)"
+		fi
+		assert_equal "$(find .git/objects -name 'tmp_*')" ''
+	done
+	git fsck --no-dangling 2>&1
 }

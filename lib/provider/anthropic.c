@@ -275,14 +275,15 @@ static void anthropic_usage(struct xg_provider_decoder *d, jv u)
 	d->usage.input = d->usage.raw_input + d->usage.cached_input + d->usage.cache_write;
 }
 
-static void block_start(struct xg_provider_decoder *d, long index, jv b)
+static int block_start(struct xg_provider_decoder *d, long index, jv b)
 {
 	const char *type = xg_json_string_peek(b, "type");
 	struct xg_slot *s;
 	const char *v;
+	int rc = 0;
 
 	if (!type)
-		return;
+		return 0;
 	s = xg_decoder_slot_new(d);
 	s->index = index;
 	if (!strcmp(type, "tool_use")) {
@@ -292,16 +293,17 @@ static void block_start(struct xg_provider_decoder *d, long index, jv b)
 	} else if (!strcmp(type, "thinking")) {
 		s->kind = XG_SLOT_THINKING;
 		if ((v = xg_json_string_peek(b, "thinking")))
-			xg_buf_addstr(&s->text, v);
-		if ((v = xg_json_string_peek(b, "signature")))
-			xg_buf_addstr(&s->sig, v);
+			rc = xg_decoder_addstr(d, &s->text, v, "a thinking block");
+		if (!rc && (v = xg_json_string_peek(b, "signature")))
+			rc = xg_decoder_addstr(d, &s->sig, v, "a thinking signature");
 	} else if (!strcmp(type, "redacted_thinking")) {
 		s->kind = XG_SLOT_REDACTED;
 		if ((v = xg_json_string_peek(b, "data")))
-			xg_buf_addstr(&s->sig, v);
+			rc = xg_decoder_addstr(d, &s->sig, v, "a redacted thinking block");
 	} else {
 		s->kind = XG_SLOT_TEXT;
 	}
+	return rc;
 }
 
 static int block_delta(struct xg_provider_decoder *d, struct xg_slot *s, jv delta)
@@ -313,20 +315,16 @@ static int block_delta(struct xg_provider_decoder *d, struct xg_slot *s, jv delt
 	if (!strcmp(type, "text_delta") && (v = xg_json_string_peek(delta, "text")))
 		return xg_decoder_delta(d, "text", v, strlen(v));
 	if (!strcmp(type, "thinking_delta") && (v = xg_json_string_peek(delta, "thinking"))) {
-		if (s)
-			xg_buf_addstr(&s->text, v);
+		if (s && xg_decoder_addstr(d, &s->text, v, "a thinking block") < 0)
+			return -1;
 		return xg_decoder_delta(d, "reasoning", v, strlen(v));
 	}
 	if (!s)
 		return 0;
 	if (!strcmp(type, "signature_delta") && (v = xg_json_string_peek(delta, "signature")))
-		xg_buf_addstr(&s->sig, v);
-	else if (!strcmp(type, "input_json_delta") && (v = xg_json_string_peek(delta, "partial_json")))
-		if (xg_buf_addstr(&s->text, v) < 0) {
-			d->failed = 1;
-			xg_provider_error_set(&d->err, "protocol", "provider stream: tool input too large");
-			return -1;
-		}
+		return xg_decoder_addstr(d, &s->sig, v, "a thinking signature");
+	if (!strcmp(type, "input_json_delta") && (v = xg_json_string_peek(delta, "partial_json")))
+		return xg_decoder_addstr(d, &s->text, v, "tool call arguments");
 	return 0;
 }
 
@@ -351,7 +349,7 @@ static int anthropic_event(struct xg_provider_decoder *d, const struct xg_sse_ev
 	if (!strcmp(type, "message_start")) {
 		anthropic_usage(d, xg_json_get_peek(xg_json_get_peek(e, "message"), "usage"));
 	} else if (!strcmp(type, "content_block_start")) {
-		block_start(d, (long)index, xg_json_get_peek(e, "content_block"));
+		rc = block_start(d, (long)index, xg_json_get_peek(e, "content_block"));
 	} else if (!strcmp(type, "content_block_delta")) {
 		s = xg_decoder_slot_index(d, (long)index, 0);
 		rc = block_delta(d, s, xg_json_get_peek(e, "delta"));

@@ -185,19 +185,28 @@ static int chat_end(struct xg_provider_decoder *d)
 	return xg_decoder_finish(d, reason);
 }
 
-static void add_text_or_json(struct xg_buf *b, jv v)
+static int add_text_or_json(struct xg_provider_decoder *d, struct xg_buf *b, jv v)
 {
+	jv text;
+	int rc;
+
 	if (jv_get_kind(v) == JV_KIND_STRING)
-		xg_buf_add(b, jv_string_value(v), (size_t)jv_string_length_bytes(jv_copy(v)));
-	else if (jv_get_kind(v) == JV_KIND_OBJECT)
-		xg_json_dump(b, jv_copy(v));
+		return xg_decoder_add(d, b, jv_string_value(v),
+				      (size_t)jv_string_length_bytes(jv_copy(v)), "tool call arguments");
+	if (jv_get_kind(v) != JV_KIND_OBJECT)
+		return 0;
+	text = jv_dump_string(jv_copy(v), 0);
+	rc = xg_decoder_add(d, b, jv_string_value(text),
+			    (size_t)jv_string_length_bytes(jv_copy(text)), "tool call arguments");
+	jv_free(text);
+	return rc;
 }
 
 static int chat_tool_calls(struct xg_provider_decoder *d, jv calls)
 {
-	int i, n = xg_json_length_peek(calls);
+	int i, n = xg_json_length_peek(calls), rc = 0;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !rc; i++) {
 		jv c = jv_array_get(jv_copy(calls), i);
 		jv fn = xg_json_get_peek(c, "function");
 		const char *id = xg_json_string_peek(c, "id");
@@ -218,10 +227,10 @@ static int chat_tool_calls(struct xg_provider_decoder *d, jv calls)
 			xg_decoder_slot_set(&s->id, id);
 		if (name && *name)
 			xg_decoder_slot_set(&s->name, name);
-		add_text_or_json(&s->text, xg_json_get_peek(fn, "arguments"));
+		rc = add_text_or_json(d, &s->text, xg_json_get_peek(fn, "arguments"));
 		jv_free(c);
 	}
-	return 0;
+	return rc;
 }
 
 static void chat_usage(struct xg_provider_decoder *d, jv chunk)

@@ -52,6 +52,12 @@ void xg_provider_decoder_free(struct xg_provider_decoder *d)
 	free(d);
 }
 
+void xg_provider_decoder_set_max(struct xg_provider_decoder *d, size_t max)
+{
+	xg_sse_release(&d->sse);
+	xg_sse_init(&d->sse, max);
+}
+
 int xg_provider_decoder_feed(struct xg_provider_decoder *d, const char *p, size_t n)
 {
 	if (d->stopped || d->failed)
@@ -200,6 +206,26 @@ int xg_decoder_stream_error(struct xg_provider_decoder *d, jv errobj)
 	return -1;
 }
 
+int xg_decoder_add(struct xg_provider_decoder *d, struct xg_buf *b, const char *s, size_t n,
+		   const char *what)
+{
+	if (xg_buf_add(b, s, n) == 0)
+		return 0;
+	/* Past the ceiling is the stream's fault, and asking again would
+	 * only meet it again: not transient, as for an event too large. */
+	d->failed = 1;
+	xg_provider_error_set(&d->err, "protocol", "provider stream: %s larger than %zu bytes",
+			      what, b->max);
+	d->err.transient = 0;
+	return -1;
+}
+
+int xg_decoder_addstr(struct xg_provider_decoder *d, struct xg_buf *b, const char *s,
+		      const char *what)
+{
+	return xg_decoder_add(d, b, s, strlen(s), what);
+}
+
 struct xg_slot *xg_decoder_slot_new(struct xg_provider_decoder *d)
 {
 	struct xg_slot *s;
@@ -209,8 +235,8 @@ struct xg_slot *xg_decoder_slot_new(struct xg_provider_decoder *d)
 	memset(s, 0, sizeof(*s));
 	s->index = -1;
 	/* Arguments and thinking share the event ceiling. */
-	xg_buf_init(&s->text, XG_SSE_MAX_EVENT);
-	xg_buf_init(&s->sig, XG_SSE_MAX_EVENT);
+	xg_buf_init(&s->text, d->sse.max_event);
+	xg_buf_init(&s->sig, d->sse.max_event);
 	return s;
 }
 

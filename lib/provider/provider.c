@@ -218,9 +218,33 @@ void xg_provider_error_set(struct xg_provider_error *e, const char *class, const
 	va_end(ap);
 }
 
-static int has(const char *hay, const char *needle)
+/*
+ * The phrases providers use when a body has no code or type to go by; each
+ * is matched whole, never a loose word, so a message that merely mentions
+ * a context window or a usage policy is classed by its status.
+ */
+static const char *const context_phrases[] = {
+	"prompt is too long",				/* Anthropic */
+	"input length and `max_tokens` exceed context limit",	/* Anthropic */
+	"maximum context length is",			/* OpenAI, vLLM, OpenRouter */
+	"exceeds the context window of this model",	/* OpenAI Responses */
+	"the request exceeds the available context size",	/* llama.cpp */
+	NULL
+};
+
+static const char *const usage_phrases[] = {
+	"you exceeded your current quota",		/* OpenAI */
+	"credit balance is too low",			/* Anthropic */
+	"reached your specified api usage limits",	/* Anthropic */
+	NULL
+};
+
+static int says(const char *msg, const char *const *phrases)
 {
-	return hay && strcasestr(hay, needle) != NULL;
+	for (; msg && *phrases; phrases++)
+		if (strcasestr(msg, *phrases))
+			return 1;
+	return 0;
 }
 
 static int is(const char *s, const char *want)
@@ -228,34 +252,65 @@ static int is(const char *s, const char *want)
 	return s && !strcmp(s, want);
 }
 
-static const char *pick_class(long status, const char *type, const char *code, const char *msg)
+/* The error's code or type when it names a class outright (an overflow,
+ * a quota, a bad key, a rate limit, an overload); else NULL. */
+static const char *class_of_code(const char *type, const char *code)
 {
 	if (is(code, "context_length_exceeded") || is(type, "exceed_context_size_error") ||
-	    is(code, "exceed_context_size_error") || is(code, "string_above_max_length") ||
-	    has(msg, "prompt is too long") || has(msg, "maximum context length") ||
-	    has(msg, "context length exceeded") || has(msg, "context window") ||
-	    has(msg, "exceeds the available context size") || status == 413)
+	    is(code, "exceed_context_size_error") || is(code, "string_above_max_length"))
 		return "context_overflow";
-	if (status == 401 || status == 403 || is(type, "authentication_error") ||
-	    is(type, "permission_error") || is(code, "invalid_api_key"))
+	if (is(type, "authentication_error") || is(type, "permission_error") ||
+	    is(code, "invalid_api_key"))
 		return "auth";
-	if (status == 402 || is(code, "insufficient_quota") || is(type, "insufficient_quota") ||
-	    is(type, "billing_error") || has(msg, "exceeded your current quota") ||
-	    has(msg, "credit balance is too low") || has(msg, "usage limit"))
+	if (is(code, "insufficient_quota") || is(type, "insufficient_quota") ||
+	    is(type, "billing_error"))
 		return "usage_limit";
-	if (status == 429 || is(type, "rate_limit_error") || is(code, "rate_limit_exceeded") ||
+	if (is(type, "rate_limit_error") || is(code, "rate_limit_exceeded") ||
 	    is(type, "rate_limit_exceeded"))
 		return "rate_limit";
-	if (status == 529 || status == 503 || is(type, "overloaded_error") ||
-	    is(code, "server_is_overloaded") || is(code, "slow_down") || has(msg, "overloaded"))
+	if (is(type, "overloaded_error") || is(code, "server_is_overloaded") || is(code, "slow_down"))
+		return "overloaded";
+	return NULL;
+}
+
+/* A generic server error says less than a status such as 429 or 503. */
+static int is_server_error(const char *type, const char *code)
+{
+	return is(type, "api_error") || is(type, "server_error") || is(code, "server_error") ||
+	       is(code, "internal_error");
+}
+
+/* Codes and types that name a class first, then the statuses that settle
+ * it, then a generic server error's type, and only for a plain 400 (or an
+ * error inside a stream) the known phrases. */
+static const char *pick_class(long status, const char *type, const char *code, const char *msg)
+{
+	const char *class = class_of_code(type, code);
+
+	if (class)
+		return class;
+	if (status == 401 || status == 403)
+		return "auth";
+	if (status == 402)
+		return "usage_limit";
+	if (status == 413)
+		return "context_overflow";
+	if (status == 429)
+		return "rate_limit";
+	if (status == 529 || status == 503)
 		return "overloaded";
 	if (status == 408)
 		return "timeout";
-	if (status >= 500 || is(type, "api_error") || is(type, "server_error") ||
-	    is(code, "server_error") || is(code, "internal_error"))
+	if (status >= 500)
 		return "server";
 	if (status == 404)
 		return "not_found";
+	if (is_server_error(type, code))
+		return "server";
+	if (says(msg, context_phrases))
+		return "context_overflow";
+	if (says(msg, usage_phrases))
+		return "usage_limit";
 	if (status >= 400)
 		return "bad_request";
 	return "server";

@@ -154,6 +154,13 @@ int xg_provider_stream(struct xg_provider *p, jv request,
 struct xg_provider_decoder *xg_provider_decoder_new(const char *kind,
 		int (*emit)(void *ctx, jv ev), void *ctx);
 void xg_provider_decoder_free(struct xg_provider_decoder *d);
+/*
+ * Sets the ceiling (XG_SSE_MAX_EVENT when never set) on each SSE event and
+ * on each tool call's arguments, thinking block and signature being
+ * assembled; before the first feed.  Past it the stream fails with a
+ * protocol error that is not transient.
+ */
+void xg_provider_decoder_set_max(struct xg_provider_decoder *d, size_t max);
 /* 0, or -1 once the stream failed or the callback stopped it. */
 int xg_provider_decoder_feed(struct xg_provider_decoder *d, const char *p, size_t n);
 /*

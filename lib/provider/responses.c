@@ -180,11 +180,11 @@ static void responses_usage(struct xg_provider_decoder *d, jv resp)
 		d->usage.reasoning = v;
 }
 
-static void set_buf(struct xg_buf *b, const char *s)
+static int set_buf(struct xg_provider_decoder *d, struct xg_buf *b, const char *s,
+		   const char *what)
 {
 	xg_buf_reset(b);
-	if (s)
-		xg_buf_addstr(b, s);
+	return s ? xg_decoder_addstr(d, b, s, what) : 0;
 }
 
 static int item_done(struct xg_provider_decoder *d, jv item)
@@ -202,8 +202,10 @@ static int item_done(struct xg_provider_decoder *d, jv item)
 			xg_decoder_slot_set(&s->id, xg_json_string_peek(item, "call_id"));
 		if (xg_json_string_peek(item, "name"))
 			xg_decoder_slot_set(&s->name, xg_json_string_peek(item, "name"));
-		if (xg_json_string_peek(item, "arguments"))
-			set_buf(&s->text, xg_json_string_peek(item, "arguments"));
+		if (xg_json_string_peek(item, "arguments") &&
+		    set_buf(d, &s->text, xg_json_string_peek(item, "arguments"),
+			    "tool call arguments") < 0)
+			return -1;
 		return xg_decoder_tool_call(d, s);
 	}
 	if (!strcmp(type, "reasoning")) {
@@ -211,8 +213,8 @@ static int item_done(struct xg_provider_decoder *d, jv item)
 
 		s = xg_decoder_slot_key(d, id, 1);
 		s->kind = XG_SLOT_THINKING;
-		if (enc)
-			set_buf(&s->sig, enc);
+		if (enc && set_buf(d, &s->sig, enc, "encrypted reasoning") < 0)
+			return -1;
 		if (!s->text.len && !s->sig.len)
 			return 0;
 		return xg_decoder_reasoning_block(d, s);
@@ -281,9 +283,10 @@ static int responses_event(struct xg_provider_decoder *d, const struct xg_sse_ev
 			if (id) {
 				slot = xg_decoder_slot_key(d, id, 1);
 				slot->kind = XG_SLOT_THINKING;
-				xg_buf_addstr(&slot->text, s);
+				rc = xg_decoder_addstr(d, &slot->text, s, "reasoning");
 			}
-			rc = xg_decoder_delta(d, "reasoning", s, strlen(s));
+			if (!rc)
+				rc = xg_decoder_delta(d, "reasoning", s, strlen(s));
 		}
 	} else if (!strcmp(type, "response.output_item.added")) {
 		v = xg_json_get_peek(e, "item");
@@ -293,19 +296,20 @@ static int responses_event(struct xg_provider_decoder *d, const struct xg_sse_ev
 			slot->kind = XG_SLOT_TOOL;
 			xg_decoder_slot_set(&slot->id, xg_json_string_peek(v, "call_id"));
 			xg_decoder_slot_set(&slot->name, xg_json_string_peek(v, "name"));
-			set_buf(&slot->text, xg_json_string_peek(v, "arguments"));
+			rc = set_buf(d, &slot->text, xg_json_string_peek(v, "arguments"),
+				     "tool call arguments");
 		}
 	} else if (!strcmp(type, "response.function_call_arguments.delta")) {
 		if (id && (s = xg_json_string_peek(e, "delta"))) {
 			slot = xg_decoder_slot_key(d, id, 1);
 			slot->kind = XG_SLOT_TOOL;
-			xg_buf_addstr(&slot->text, s);
+			rc = xg_decoder_addstr(d, &slot->text, s, "tool call arguments");
 		}
 	} else if (!strcmp(type, "response.function_call_arguments.done")) {
 		if (id && (s = xg_json_string_peek(e, "arguments"))) {
 			slot = xg_decoder_slot_key(d, id, 1);
 			slot->kind = XG_SLOT_TOOL;
-			set_buf(&slot->text, s);
+			rc = set_buf(d, &slot->text, s, "tool call arguments");
 		}
 	} else if (!strcmp(type, "response.output_item.done")) {
 		rc = item_done(d, xg_json_get_peek(e, "item"));

@@ -75,6 +75,15 @@ int xg_decoder_reasoning_block(struct xg_provider_decoder *d, struct xg_slot *s)
 int xg_decoder_finish(struct xg_provider_decoder *d, const char *reason);
 /* Records an error object met in the stream; always -1. */
 int xg_decoder_stream_error(struct xg_provider_decoder *d, jv errobj);
+/*
+ * Adds to a slot's buffer; past its ceiling, fails the stream with a
+ * protocol error that is not transient ("WHAT larger than N bytes") and
+ * returns -1.
+ */
+int xg_decoder_add(struct xg_provider_decoder *d, struct xg_buf *b, const char *s, size_t n,
+		   const char *what);
+int xg_decoder_addstr(struct xg_provider_decoder *d, struct xg_buf *b, const char *s,
+		      const char *what);
 
 struct xg_slot *xg_decoder_slot_index(struct xg_provider_decoder *d, long index, int create);
 struct xg_slot *xg_decoder_slot_key(struct xg_provider_decoder *d, const char *key, int create);

@@ -199,8 +199,8 @@ static int parse_extensions(struct xg_snapshot_index *ix, const unsigned char *p
 	return 0;
 }
 
-int xg_snapshot_index_read(struct xg_snapshot_index *ix, const char *path,
-			   char *err, size_t errlen)
+static int read_index(struct xg_snapshot_index *ix, const char *path,
+		      char *err, size_t errlen)
 {
 	struct xg_buf b = XG_BUF_INIT(0);
 	const unsigned char *p, *end;
@@ -274,4 +274,19 @@ void xg_snapshot_index_release(struct xg_snapshot_index *ix)
 	free(ix->entries);
 	free(ix->data);
 	memset(ix, 0, sizeof(*ix));
+}
+
+int xg_snapshot_index_read(struct xg_snapshot_index *ix, const char *path,
+			   char *err, size_t errlen)
+{
+	int rc = read_index(ix, path, err, errlen);
+
+	/* A parse error says what is wrong; name the file it is in. */
+	if (rc < 0 && strncmp(err, "cannot ", 7)) {
+		char *what = xg_strdup(err);
+
+		snprintf(err, errlen, "cannot read the index '%s': %s", path, what);
+		free(what);
+	}
+	return rc;
 }

@@ -96,13 +96,17 @@ struct out {
 	unsigned char buf[1 << 16];
 	size_t used;
 	uint64_t off;
-	int failed;
+	int failed;			/* errno; ETIMEDOUT past the deadline */
+	int64_t deadline;		/* xg_clock_ms() value; 0: none */
 };
 
 static void out_flush(struct out *w)
 {
 	size_t done = 0;
 
+	/* Checked at every buffer written: a large pack must not overrun. */
+	if (w->deadline && !w->failed && xg_clock_ms() > w->deadline)
+		w->failed = ETIMEDOUT;
 	while (!w->failed && done < w->used) {
 		ssize_t n = write(w->fd, w->buf + done, w->used - done);
 
@@ -298,13 +302,17 @@ static int close_fd(struct out *w)
 	return rc;
 }
 
-static int write_loose(struct xg_snapshot_pack *pk, char *err, size_t errlen)
+static int write_loose(struct xg_snapshot_pack *pk, int64_t deadline, char *err, size_t errlen)
 {
 	size_t i;
 
 	for (i = 0; i < pk->nr; i++) {
 		git_oid id;
 
+		/* An object already written is whole, and unreachable: gc
+		 * removes it as it removes any other. */
+		if (deadline && xg_clock_ms() > deadline)
+			return -2;
 		if (git_odb_write(&id, pk->odb, pk->objs[i].data, pk->objs[i].len,
 				  pk->objs[i].type) < 0) {
 			snprintf(err, errlen, "cannot write object: %s",
@@ -325,12 +333,14 @@ static int write_tmp(struct out *w, char *tmpl, char *err, size_t errlen,
 		return -1;
 	}
 	if (fill(w, arg) < 0 || fchmod(w->fd, 0444) < 0 || close_fd(w) < 0) {
+		int timed_out = w->failed == ETIMEDOUT;
+
 		snprintf(err, errlen, "cannot write '%s': %s", tmpl,
 			 strerror(w->failed ? w->failed : errno));
 		if (w->fd >= 0)
 			close_fd(w);
 		unlink(tmpl);
-		return -1;
+		return timed_out ? -2 : -1;
 	}
 	return 0;
 }
@@ -352,7 +362,7 @@ static int fill_pack(struct out *w, void *arg)
 	put32(hdr + 4, 2);
 	put32(hdr + 8, (uint32_t)j->pk->nr);
 	out_add(w, hdr, 12);
-	for (i = 0; i < j->pk->nr; i++) {
+	for (i = 0; i < j->pk->nr && !w->failed; i++) {
 		j->offs[i] = w->off;
 		w->crc = 0xFFFFFFFFu;
 		write_object(w, &j->pk->objs[i]);
@@ -372,7 +382,7 @@ static int fill_idx(struct out *w, void *arg)
 }
 
 int xg_snapshot_pack_write(struct xg_snapshot_pack *pk, const char *objdir,
-			   char *err, size_t errlen)
+			   int64_t deadline, char *err, size_t errlen)
 {
 	struct pack_job j = { pk, NULL, NULL, { 0 } };
 	char *dir, *tmp_pack, *tmp_idx, *name = NULL, hex[41];
@@ -382,7 +392,7 @@ int xg_snapshot_pack_write(struct xg_snapshot_pack *pk, const char *objdir,
 	if (!pk->nr)
 		return 0;
 	if (pk->nr <= XG_SNAPSHOT_LOOSE_MAX)
-		return write_loose(pk, err, errlen);
+		return write_loose(pk, deadline, err, errlen);
 	dir = xg_path_join(objdir, "pack");
 	if (xg_mkdir_p(dir, 0777) < 0) {
 		snprintf(err, errlen, "cannot create '%s': %s", dir, strerror(errno));
@@ -390,14 +400,23 @@ int xg_snapshot_pack_write(struct xg_snapshot_pack *pk, const char *objdir,
 		return -1;
 	}
 	w = xg_malloc(sizeof(*w));
+	w->deadline = deadline;
 	j.crcs = xg_malloc(pk->nr * sizeof(*j.crcs));
 	j.offs = xg_malloc(pk->nr * sizeof(*j.offs));
 	tmp_pack = xg_asprintf("%s/tmp_pack_XXXXXX", dir);
 	tmp_idx = xg_asprintf("%s/tmp_idx_XXXXXX", dir);
-	if (write_tmp(w, tmp_pack, err, errlen, fill_pack, &j) < 0)
+	if ((rc = write_tmp(w, tmp_pack, err, errlen, fill_pack, &j)) < 0)
 		goto out;
-	if (write_tmp(w, tmp_idx, err, errlen, fill_idx, &j) < 0) {
+	if ((rc = write_tmp(w, tmp_idx, err, errlen, fill_idx, &j)) < 0) {
 		unlink(tmp_pack);
+		goto out;
+	}
+	rc = -1;
+	/* The last moment to give up: the renames make the objects real. */
+	if (deadline && xg_clock_ms() > deadline) {
+		unlink(tmp_pack);
+		unlink(tmp_idx);
+		rc = -2;
 		goto out;
 	}
 	for (i = 0; i < 20; i++)

@@ -11,6 +11,7 @@
  */
 #include <git2.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define XG_SNAPSHOT_LOOSE_MAX 8
 
@@ -39,8 +40,13 @@ void xg_snapshot_pack_release(struct xg_snapshot_pack *pk);
  */
 int xg_snapshot_pack_add(struct xg_snapshot_pack *pk, git_object_t type, char *data,
 			 size_t len, unsigned char oid[20]);
-/* Writes what was added under objdir ("<gitdir>/objects"); -1 with err. */
+/*
+ * Writes what was added under objdir ("<gitdir>/objects"); -1 with err.
+ * Past deadline (an xg_clock_ms() value; 0 for none), checked as the pack
+ * is written and before it is put in place, it gives up and returns -2,
+ * with its temporary files removed.
+ */
 int xg_snapshot_pack_write(struct xg_snapshot_pack *pk, const char *objdir,
-			   char *err, size_t errlen);
+			   int64_t deadline, char *err, size_t errlen);
 
 #endif

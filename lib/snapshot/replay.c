@@ -18,6 +18,7 @@ struct replay {
 	const char *srcwork;		/* NULL for a bare source */
 	char *target;
 	int created;			/* target did not exist */
+	int status;			/* the exit status of a failure, once known */
 	struct xg_snapshot_index ix;	/* the source's index: what is tracked */
 	struct xg_snapshot_rules include, exclude, excludes_file;
 	jv included;
@@ -25,11 +26,28 @@ struct replay {
 	size_t chain_alloc;
 };
 
-static int lg_error(const char *what)
+static const char *lg_message(void)
 {
 	const git_error *e = git_error_last();
 
-	return xg_error("%s: %s", what, e && e->message ? e->message : "unknown error");
+	return e && e->message ? e->message : "unknown error";
+}
+
+/* Reports a libgit2 failure, keeping errno for the exit status. */
+static int lg_error(const char *what)
+{
+	int e = errno;
+
+	xg_error("%s: %s", what, lg_message());
+	errno = e;
+	return -1;
+}
+
+/* A failure of the source: what replay was asked for is not there. */
+static int src_error(struct replay *r, int status)
+{
+	r->status = status;
+	return -1;
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -65,6 +83,7 @@ static int claim_target(struct replay *r, const char *target)
 		while ((de = readdir(d)))
 			if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
 				closedir(d);
+				r->status = XG_EX_DATAERR;
 				return xg_error("refusing '%s': it exists and is not empty", target);
 			}
 		closedir(d);
@@ -390,26 +409,54 @@ static int set_head(struct replay *r, const git_oid *base)
 	return rc;
 }
 
-static int replay(struct replay *r, const struct xg_snapshot_replay_opts *o, jv *record)
+static int replay(struct replay *r, const struct xg_snapshot_replay_opts *o,
+		  int (*emit)(jv record, void *arg), void *arg)
 {
+	jv record;
 	git_repository_init_options io;
 	git_oid commit, base;
 	git_commit *c = NULL;
-	int has_base = 0;
+	const char *dir = o->dir ? o->dir : ".";
+	int has_base = 0, rc;
 	char hex[GIT_OID_HEXSZ + 1], *p;
 
-	if (git_repository_open_ext(&r->src, o->dir ? o->dir : ".", 0, NULL) < 0)
-		return lg_error("not a git repository");
+	rc = git_repository_open_ext(&r->src, dir, 0, NULL);
+	if (rc < 0) {
+		char err[1024];
+
+		if (rc != GIT_ENOTFOUND && rc != GIT_EOWNER) {
+			xg_error("cannot open the repository '%s': %s", dir, lg_message());
+			return src_error(r, XG_EX_IOERR);
+		}
+		/* libgit2 says "not found" for a repository another user owns. */
+		rc = xg_snapshot_not_found(dir, rc, err, sizeof(err));
+		if (rc < 0) {
+			xg_error("%s", err);
+			return src_error(r, XG_EX_IOERR);
+		}
+		if (rc > 0) {
+			xg_error("%s", err);
+			return src_error(r, XG_EX_NOPERM);
+		}
+		xg_error("not a git repository: '%s'", dir);
+		return src_error(r, XG_EX_DATAERR);
+	}
 	r->srcwork = git_repository_workdir(r->src);
-	if (resolve(r->src, o->commit, &commit) < 0)
-		return xg_error("cannot find the snapshot '%s'", o->commit);
+	if (resolve(r->src, o->commit, &commit) < 0) {
+		xg_error("cannot find the snapshot '%s': %s", o->commit, lg_message());
+		return src_error(r, XG_EX_DATAERR);
+	}
 	if (o->base) {
-		if (resolve(r->src, o->base, &base) < 0)
-			return xg_error("cannot find the base '%s'", o->base);
+		if (resolve(r->src, o->base, &base) < 0) {
+			xg_error("cannot find the base '%s': %s", o->base, lg_message());
+			return src_error(r, XG_EX_DATAERR);
+		}
 		has_base = 1;
 	} else {
-		if (git_commit_lookup(&c, r->src, &commit) < 0)
-			return lg_error("cannot read the snapshot");
+		if (git_commit_lookup(&c, r->src, &commit) < 0) {
+			lg_error("cannot read the snapshot");
+			return src_error(r, XG_EX_DATAERR);
+		}
 		if (git_commit_parentcount(c) > 0) {
 			git_oid_cpy(&base, git_commit_parent_id(c, 0));
 			has_base = 1;
@@ -447,17 +494,23 @@ static int replay(struct replay *r, const struct xg_snapshot_replay_opts *o, jv 
 		if (r->include.nr && walk_includes(r, "", 0, 0, 0) < 0)
 			return -1;
 	}
-	*record = xg_rec_new("replay");
-	*record = xg_json_set(*record, "dir", jv_string(r->target));
-	*record = xg_json_set(*record, "commit", jv_string(git_oid_tostr(hex, sizeof(hex), &commit)));
-	*record = xg_json_set(*record, "base", has_base ?
+	record = xg_rec_new("replay");
+	record = xg_json_set(record, "dir", jv_string(r->target));
+	record = xg_json_set(record, "commit", jv_string(git_oid_tostr(hex, sizeof(hex), &commit)));
+	record = xg_json_set(record, "base", has_base ?
 			      jv_string(git_oid_tostr(hex, sizeof(hex), &base)) : jv_null());
-	*record = xg_json_set(*record, "included", r->included);
+	record = xg_json_set(record, "included", r->included);
 	r->included = jv_invalid();
+	/* The record is the last step: a clone nobody hears of is removed. */
+	if (emit(record, arg) < 0) {
+		r->status = XG_EX_IOERR;
+		return -1;
+	}
 	return 0;
 }
 
-int xg_snapshot_replay(const struct xg_snapshot_replay_opts *o, jv *record)
+int xg_snapshot_replay(const struct xg_snapshot_replay_opts *o,
+		       int (*emit)(jv record, void *arg), void *arg)
 {
 	struct replay r;
 	int rc;
@@ -465,7 +518,9 @@ int xg_snapshot_replay(const struct xg_snapshot_replay_opts *o, jv *record)
 	memset(&r, 0, sizeof(r));
 	r.included = jv_invalid();
 	git_libgit2_init();
-	rc = replay(&r, o, record);
+	rc = replay(&r, o, emit, arg);
+	if (rc < 0 && !r.status)
+		r.status = errno == EACCES || errno == EPERM ? XG_EX_NOPERM : XG_EX_IOERR;
 	git_repository_free(r.dst);
 	if (rc < 0 && r.target)
 		clean_up(&r);
@@ -478,5 +533,5 @@ int xg_snapshot_replay(const struct xg_snapshot_replay_opts *o, jv *record)
 	free(r.chain);
 	free(r.target);
 	git_libgit2_shutdown();
-	return rc;
+	return rc < 0 ? r.status : XG_EX_OK;
 }

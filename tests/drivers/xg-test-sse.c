@@ -11,7 +11,7 @@
 static const char *const usage[] = {
 	"xg-test-sse check file.sse ...",
 	"xg-test-sse events [--max bytes] file",
-	"xg-test-sse decode kind file",
+	"xg-test-sse decode [--max bytes] kind file",
 	"xg-test-sse bench file megabytes",
 	NULL
 };
@@ -393,6 +393,8 @@ int main(int argc, char **argv)
 
 		if (!d)
 			xg_usage_error(&cmd, "unknown kind '%s'", o.args[1]);
+		if (max)
+			xg_provider_decoder_set_max(d, max);
 		if (xg_read_file(o.args[2], &data) < 0)
 			xg_die(XG_EX_IOERR, "cannot read '%s'", o.args[2]);
 		xg_provider_decoder_feed(d, data.buf, data.len);

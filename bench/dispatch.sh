@@ -1,0 +1,59 @@
+#!/bin/sh
+# What the dispatcher adds to a run: "xg run --json TEXT" against the same
+# pipeline run by sh(1) from "xg run --dry-run", in a 1,000-file git
+# repository, N times (default 30), with a stand-in xg-run that reads its
+# records and exits (so only the dispatcher and the upstream stages count):
+#   xg_ms        xg run --json, start to exit
+#   sh_ms        sh -c "$(xg run --dry-run ...)", start to exit
+#   dry_run_ms   xg run --dry-run alone
+#   xg_rss_kib   the peak resident set of the largest process of xg run
+# as medians, with the minimum and maximum.
+# Run from the source tree: sh bench/dispatch.sh
+set -eu
+cd "$(dirname "$0")/.."
+make -s all >/dev/null
+N=${N:-30}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/tree" "$tmp/repo"
+cp bin/xg "$tmp/tree/"
+for p in xg-snapshot xg-choices xg-prompt-compile; do ln -s "$PWD/bin/$p" "$tmp/tree/$p"; done
+printf '#!/bin/sh\nexec cat >/dev/null\n' >"$tmp/tree/xg-run"
+chmod +x "$tmp/tree/xg-run"
+export PATH="$tmp/tree:$PATH" XG_HOME="$tmp/home" XG_SHARE_DIR="$PWD/share/xg"
+(
+	cd "$tmp/repo"
+	git init -q .
+	i=0
+	while [ $i -lt 1000 ]; do
+		mkdir -p "d$((i % 20))"
+		echo "file $i" >"d$((i % 20))/f$i.txt"
+		i=$((i + 1))
+	done
+	git add -A && git -c user.name=b -c user.email=b@b commit -qm init
+)
+cd "$tmp/repo"
+cmd=$(xg run --dry-run 'fix the failing test')
+python3 - "$N" "$cmd" <<'PY'
+import os, resource, statistics, subprocess, sys, time
+n, cmd = int(sys.argv[1]), sys.argv[2]
+def timed(argv):
+    t = time.monotonic()
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+    return (time.monotonic() - t) * 1000
+def show(name, xs, unit="ms"):
+    print("%-12s median %7.2f %s  (min %.2f, max %.2f, n=%d)" % (
+        name, statistics.median(xs), unit, min(xs), max(xs), len(xs)))
+xg = ["xg", "run", "--json", "fix the failing test"]
+for _ in range(3):
+    timed(xg)
+show("xg_ms", [timed(xg) for _ in range(n)])
+show("sh_ms", [timed(["sh", "-c", cmd]) for _ in range(n)])
+show("dry_run_ms", [timed(["xg", "run", "--dry-run", "fix the failing test"]) for _ in range(n)])
+rss = []
+for _ in range(n):
+    p = subprocess.Popen(xg, stdout=subprocess.DEVNULL)
+    _, _, ru = os.wait4(p.pid, 0)
+    rss.append(ru.ru_maxrss)
+show("xg_rss_kib", rss, "KiB")
+PY

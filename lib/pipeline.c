@@ -1,0 +1,307 @@
+#include "xg.h"
+#include "pipeline.h"
+#include <sys/wait.h>
+
+/*
+ * The processes a signal is passed on to.  A signal handler has no way to be
+ * given a context, so this one table is file-scoped; it is only written with
+ * the forwarded signals blocked.
+ */
+#define MAX_FORWARD 16
+static volatile pid_t forward_to[MAX_FORWARD];
+static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP };
+
+static void forward(int sig, siginfo_t *info, void *uctx)
+{
+	int saved = errno, i;
+
+	(void)uctx;
+	/* A terminal's ^C or hangup went to the whole process group: the
+	 * stages have it already. */
+	if (info && info->si_code == SI_KERNEL)
+		return;
+	for (i = 0; i < MAX_FORWARD; i++)
+		if (forward_to[i] > 0)
+			kill(forward_to[i], sig);
+	errno = saved;
+}
+
+/* Blocks the forwarded signals, keeping the mask before in *old. */
+static void block_forwarded(sigset_t *old)
+{
+	sigset_t set;
+	size_t i;
+
+	sigemptyset(&set);
+	for (i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
+		sigaddset(&set, forwarded[i]);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
+/*
+ * Installs the forwarding handler, or puts back what was there.  A signal
+ * ignored when xg started (nohup(1), a background job's SIGINT) stays
+ * ignored, for xg and for the stages.
+ */
+static void set_forwarding(int on)
+{
+	static int installed[sizeof(forwarded) / sizeof(*forwarded)];
+	struct sigaction sa, old;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++) {
+		if (on) {
+			if (sigaction(forwarded[i], NULL, &old) < 0 || old.sa_handler == SIG_IGN)
+				continue;
+			sa.sa_sigaction = forward;
+			sa.sa_flags = SA_SIGINFO | SA_RESTART;
+			installed[i] = sigaction(forwarded[i], &sa, NULL) == 0;
+		} else if (installed[i]) {
+			sa.sa_handler = SIG_DFL;
+			sa.sa_flags = 0;
+			sigaction(forwarded[i], &sa, NULL);
+			installed[i] = 0;
+		}
+	}
+}
+
+static void track(pid_t pid, pid_t old)
+{
+	int i;
+
+	for (i = 0; i < MAX_FORWARD; i++) {
+		if (forward_to[i] == old) {
+			forward_to[i] = pid;
+			return;
+		}
+	}
+}
+
+void xg_pipeline_init(struct xg_pipeline *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->out_fd = -1;
+}
+
+void xg_pipeline_release(struct xg_pipeline *p)
+{
+	size_t i, j;
+
+	for (i = 0; i < p->n; i++) {
+		free(p->stages[i].path);
+		for (j = 0; p->stages[i].argv[j]; j++)
+			free(p->stages[i].argv[j]);
+		free(p->stages[i].argv);
+	}
+	free(p->stages);
+	if (p->out_fd >= 0)
+		close(p->out_fd);
+	xg_pipeline_init(p);
+}
+
+void xg_pipeline_add(struct xg_pipeline *p, const char *path, const char *const *argv)
+{
+	struct xg_pipeline_stage *s;
+	size_t n = 0, i;
+
+	XG_ALLOC_GROW(p->stages, p->n + 1, p->alloc);
+	s = &p->stages[p->n++];
+	memset(s, 0, sizeof(*s));
+	s->path = xg_strdup(path);
+	while (argv[n])
+		n++;
+	s->argv = xg_calloc(n + 1, sizeof(char *));
+	for (i = 0; i < n; i++)
+		s->argv[i] = xg_strdup(argv[i]);
+}
+
+/* In a child: the default dispositions and mask back, so a stage handles
+ * its signals as it would started from a shell. */
+static void child_signals(const sigset_t *mask)
+{
+	set_forwarding(0);
+	signal(SIGPIPE, SIG_DFL);
+	sigprocmask(SIG_SETMASK, mask, NULL);
+}
+
+static pid_t start_feeder(const char *input, size_t len, const int feed[2],
+			   const sigset_t *mask)
+{
+	pid_t pid = fork();
+
+	if (pid != 0)
+		return pid;
+	child_signals(mask);
+	/* Holding the read end would keep a write to a stage that has
+	 * ended from failing: the feeder would wait for ever. */
+	close(feed[0]);
+	_exit(xg_write_all(feed[1], input, len) < 0 ? XG_EX_IOERR : 0);
+}
+
+static pid_t start_stage(struct xg_pipeline_stage *s, int in, int out, const sigset_t *mask)
+{
+	pid_t pid = fork();
+
+	if (pid != 0)
+		return pid;
+	child_signals(mask);
+	if ((in != 0 && dup2(in, 0) < 0) || (out != 1 && dup2(out, 1) < 0)) {
+		fprintf(stderr, "%s: cannot set up '%s': %s\n", xg_progname, s->argv[0],
+			strerror(errno));
+		_exit(XG_EX_SOFTWARE);
+	}
+	execv(s->path, s->argv);
+	fprintf(stderr, "%s: cannot run '%s': %s\n", xg_progname, s->path, strerror(errno));
+	_exit(XG_EX_SOFTWARE);
+}
+
+/* Ends and reaps whatever was started, after a failure to start. */
+static void abandon(struct xg_pipeline *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		if (p->stages[i].pid > 0)
+			kill(p->stages[i].pid, SIGTERM);
+	xg_pipeline_wait(p);
+}
+
+int xg_pipeline_start(struct xg_pipeline *p, const char *input, size_t len, int out_fd)
+{
+	sigset_t old;
+	int feed[2], next[2], in, out, rc = 0;
+	size_t i;
+
+	if (p->n > MAX_FORWARD)
+		return xg_error("a pipeline of %zu stages is longer than %d", p->n, MAX_FORWARD);
+	if (pipe2(feed, O_CLOEXEC) < 0)
+		return xg_error_errno("cannot make a pipe");
+	block_forwarded(&old);
+	set_forwarding(1);
+	p->feeder = start_feeder(input, len, feed, &old);
+	close(feed[1]);
+	if (p->feeder < 0) {
+		p->feeder = 0;
+		close(feed[0]);
+		rc = xg_error_errno("cannot start a process");
+		goto out;
+	}
+	in = feed[0];
+	for (i = 0; i < p->n; i++) {
+		next[0] = next[1] = -1;
+		if (i + 1 < p->n || out_fd == XG_PIPELINE_CAPTURE) {
+			if (pipe2(next, O_CLOEXEC) < 0) {
+				rc = xg_error_errno("cannot make a pipe");
+				close(in);
+				break;
+			}
+			out = next[1];
+		} else {
+			out = out_fd;
+		}
+		p->stages[i].pid = start_stage(&p->stages[i], in, out, &old);
+		close(in);
+		if (next[1] >= 0)
+			close(next[1]);
+		if (p->stages[i].pid < 0) {
+			p->stages[i].pid = 0;
+			rc = xg_error_errno("cannot start '%s'", p->stages[i].argv[0]);
+			if (next[0] >= 0)
+				close(next[0]);
+			break;
+		}
+		track(p->stages[i].pid, 0);
+		in = next[0];
+	}
+	if (rc == 0 && out_fd == XG_PIPELINE_CAPTURE)
+		p->out_fd = in;
+out:
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (rc < 0)
+		abandon(p);
+	return rc;
+}
+
+static void reap(struct xg_pipeline *p, pid_t pid, int status)
+{
+	size_t i;
+
+	if (pid == p->feeder) {
+		p->feeder = 0;
+		return;
+	}
+	for (i = 0; i < p->n; i++) {
+		if (p->stages[i].pid == pid) {
+			p->stages[i].pid = 0;
+			p->stages[i].status = status;
+			p->stages[i].reaped = 1;
+		}
+	}
+}
+
+static int running(const struct xg_pipeline *p)
+{
+	size_t i;
+
+	if (p->feeder > 0)
+		return 1;
+	for (i = 0; i < p->n; i++)
+		if (p->stages[i].pid > 0)
+			return 1;
+	return 0;
+}
+
+int xg_pipeline_wait(struct xg_pipeline *p)
+{
+	const struct xg_pipeline_stage *last;
+	sigset_t old;
+	siginfo_t info;
+	int status;
+
+	while (running(p)) {
+		/* Look without reaping, then reap with signals blocked, so the
+		 * handler never signals a pid that has been reaped and reused. */
+		memset(&info, 0, sizeof(info));
+		if (waitid(P_ALL, 0, &info, WEXITED | WNOWAIT) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		block_forwarded(&old);
+		if (waitpid(info.si_pid, &status, 0) == info.si_pid) {
+			track(0, info.si_pid);
+			reap(p, info.si_pid, status);
+		}
+		sigprocmask(SIG_SETMASK, &old, NULL);
+	}
+	set_forwarding(0);
+	if (!p->n)
+		return 0;
+	last = &p->stages[p->n - 1];
+	if (!last->reaped)
+		return XG_EX_SOFTWARE;
+	if (WIFSIGNALED(last->status))
+		return 128 + WTERMSIG(last->status);
+	return WEXITSTATUS(last->status);
+}
+
+void xg_shell_quote(struct xg_buf *b, const char *word)
+{
+	const char *s;
+
+	if (*word && strspn(word, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			    "0123456789_-./:,+@%") == strlen(word)) {
+		xg_buf_addstr(b, word);
+		return;
+	}
+	xg_buf_addch(b, '\'');
+	for (s = word; *s; s++) {
+		if (*s == '\'')
+			xg_buf_addstr(b, "'\\''");
+		else
+			xg_buf_addch(b, *s);
+	}
+	xg_buf_addch(b, '\'');
+}

@@ -1,0 +1,74 @@
+#ifndef XG_PIPELINE_H
+#define XG_PIPELINE_H
+/*
+ * A pipeline of programs run as real processes joined by pipes, as a shell
+ * runs "a | b | c": the first stage reads bytes the caller gives (fed by a
+ * small child process, so a long input never blocks the caller), the last
+ * writes to a descriptor the caller picks, and every stage's standard error
+ * is the caller's.  Pipe ends are close-on-exec, so no stage holds another's
+ * pipe open and every stage sees end of input when the one before it ends.
+ *
+ * While the pipeline runs, SIGINT, SIGTERM and SIGHUP sent to the caller by
+ * a process (kill(1), timeout(1), a supervisor) are passed on to every stage
+ * still running, and the caller does not die of them: the last stage can
+ * write its last records and the caller waits for it.  Those a terminal
+ * sends (^C) reach the whole process group already and are not sent twice.
+ *
+ *   struct xg_pipeline p;
+ *   xg_pipeline_init(&p);
+ *   xg_pipeline_add(&p, "/usr/bin/xg-run", args);  (args NULL-terminated)
+ *   if (xg_pipeline_start(&p, input, len, 1) < 0) ...;
+ *   rc = xg_pipeline_wait(&p);
+ *   xg_pipeline_release(&p);
+ */
+#include <stddef.h>
+#include <sys/types.h>
+
+struct xg_buf;
+
+struct xg_pipeline_stage {
+	char *path;		/* the program */
+	char **argv;		/* argv[0] is the name shown; NULL-terminated */
+	pid_t pid;		/* 0 when not started or reaped */
+	int status;		/* the wait status, once reaped */
+	int reaped;
+};
+
+struct xg_pipeline {
+	struct xg_pipeline_stage *stages;
+	size_t n, alloc;
+	pid_t feeder;		/* the child writing the input, 0 when none */
+	int out_fd;		/* the read end of the last stage's output when
+				 * start was given XG_PIPELINE_CAPTURE, else -1 */
+};
+
+/* Passed as start's out_fd: the last stage writes to a pipe whose read end
+ * is left in p->out_fd for the caller to read. */
+#define XG_PIPELINE_CAPTURE (-2)
+
+void xg_pipeline_init(struct xg_pipeline *p);
+void xg_pipeline_release(struct xg_pipeline *p);
+/* Adds a stage running path with argv (copied; argv[0] is the name shown
+ * in messages and in the shell form). */
+void xg_pipeline_add(struct xg_pipeline *p, const char *path, const char *const *argv);
+
+/*
+ * Starts every stage, feeding input[0..len) to the first.  The last stage's
+ * output goes to out_fd (or a pipe, see XG_PIPELINE_CAPTURE).  Returns 0, or
+ * -1 (reported) when a process cannot be made; then the stages already
+ * started are ended and reaped.  A stage whose program cannot be executed
+ * exits 70 with a message.
+ */
+int xg_pipeline_start(struct xg_pipeline *p, const char *input, size_t len, int out_fd);
+
+/*
+ * Waits for every stage and returns the last stage's exit status as a
+ * shell gives it: its exit code, or 128+N when signal N ended it.
+ */
+int xg_pipeline_wait(struct xg_pipeline *p);
+
+/* Appends word to b quoted for sh(1): as is when it holds only characters
+ * no shell treats specially, else in single quotes. */
+void xg_shell_quote(struct xg_buf *b, const char *word);
+
+#endif

@@ -1,0 +1,428 @@
+#include "xg.h"
+#include "render.h"
+
+#define BOLD "\033[1m"
+#define DIM "\033[2m"
+#define RESET "\033[0m"
+/* How much of a tool's argument or failure a line shows. */
+#define SUMMARY_MAX 80
+
+void xg_render_init(struct xg_render *r, int color)
+{
+	memset(r, 0, sizeof(*r));
+	r->color = color;
+	r->at_bol = 1;
+	r->calls = jv_object();
+}
+
+void xg_render_release(struct xg_render *r)
+{
+	jv_free(r->calls);
+	free(r->conversation);
+	r->calls = jv_invalid();
+	r->conversation = NULL;
+}
+
+/* Appends s[0..n) without the control characters a terminal would act on. */
+static void add_clean(struct xg_buf *out, const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '\n' || c == '\t' || (c >= 0x20 && c != 0x7f))
+			xg_buf_addch(out, c);
+	}
+}
+
+/* The first line of s, at most max bytes of it (not cutting a UTF-8
+ * sequence), with "..." when something was left out. */
+static void add_short(struct xg_buf *out, const char *s, size_t max)
+{
+	size_t n = strcspn(s, "\r\n");
+	int cut = s[n] != '\0' && s[n + strspn(s + n, "\r\n")] != '\0';
+
+	if (n > max) {
+		n = max;
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+		cut = 1;
+	}
+	add_clean(out, s, n);
+	if (cut)
+		xg_buf_addstr(out, "...");
+}
+
+static void start_line(struct xg_render *r, struct xg_buf *out)
+{
+	if (!r->at_bol)
+		xg_buf_addch(out, '\n');
+	r->at_bol = 1;
+}
+
+static void style(struct xg_render *r, struct xg_buf *out, const char *code)
+{
+	if (r->color)
+		xg_buf_addstr(out, code);
+}
+
+static void add_text(struct xg_render *r, struct xg_buf *out, const char *s, size_t n)
+{
+	size_t before = out->len;
+
+	add_clean(out, s, n);
+	if (out->len > before) {
+		r->at_bol = out->buf[out->len - 1] == '\n';
+		r->replied = 1;
+	}
+}
+
+static void render_text(struct xg_render *r, jv rec, struct xg_buf *out)
+{
+	const char *s = xg_json_string_peek(rec, "text");
+
+	if (!s)
+		s = xg_json_string_peek(rec, "delta");
+	if (!s)
+		return;
+	add_text(r, out, s, strlen(s));
+	r->streamed = 1;
+}
+
+static void render_message(struct xg_render *r, jv rec, struct xg_buf *out)
+{
+	const char *role = xg_json_string_peek(rec, "role");
+	const char *text = xg_json_string_peek(rec, "text");
+
+	if (!role || strcmp(role, "assistant"))
+		return;
+	if (!r->streamed && text)
+		add_text(r, out, text, strlen(text));
+	r->streamed = 0;
+	start_line(r, out);
+}
+
+/* What a call is about, in a few words: the command, the path, the
+ * question; else its arguments as JSON. */
+static void add_call_summary(struct xg_buf *out, jv call)
+{
+	static const char *const keys[] = { "command", "cmd", "path", "question", NULL };
+	const char *name = xg_json_string_peek(call, "name");
+	jv args = xg_json_get_peek(call, "args"), items;
+	struct xg_buf tmp = XG_BUF_INIT(0);
+	int i;
+
+	add_clean(out, name ? name : "tool", strlen(name ? name : "tool"));
+	if (jv_get_kind(args) != JV_KIND_OBJECT)
+		return;
+	for (i = 0; keys[i]; i++) {
+		const char *v = xg_json_string_peek(args, keys[i]);
+
+		if (v) {
+			xg_buf_addstr(out, ": ");
+			add_short(out, v, SUMMARY_MAX);
+			return;
+		}
+	}
+	items = xg_json_get_peek(args, "items");
+	if (jv_get_kind(items) == JV_KIND_ARRAY) {
+		xg_buf_addf(out, ": %d item%s", xg_json_length_peek(items),
+			    xg_json_length_peek(items) == 1 ? "" : "s");
+		return;
+	}
+	if (xg_json_length_peek(args) > 0 && xg_json_dump(&tmp, jv_copy(args)) == 0) {
+		xg_buf_addstr(out, " ");
+		add_short(out, tmp.buf, SUMMARY_MAX);
+	}
+	xg_buf_release(&tmp);
+}
+
+static void add_duration(struct xg_buf *out, double ms)
+{
+	if (ms < 1000)
+		xg_buf_addf(out, "%.0f ms", ms);
+	else
+		xg_buf_addf(out, "%.1f s", ms / 1000);
+}
+
+static void render_call(struct xg_render *r, jv rec)
+{
+	const char *id = xg_json_string_peek(rec, "id");
+
+	if (id)
+		r->calls = jv_object_set(r->calls, jv_string(id), jv_copy(rec));
+}
+
+/* The first line of a failed result's output, whatever its shape. */
+static void add_failure(struct xg_buf *out, jv output)
+{
+	struct xg_buf tmp = XG_BUF_INIT(0);
+	const char *s = NULL;
+
+	if (jv_get_kind(output) == JV_KIND_STRING)
+		s = jv_string_value(output);
+	else if (jv_get_kind(output) == JV_KIND_OBJECT)
+		s = xg_json_string_peek(output, "error");
+	if (!s && jv_is_valid(output) && jv_get_kind(output) != JV_KIND_NULL &&
+	    xg_json_dump(&tmp, jv_copy(output)) == 0)
+		s = tmp.buf;
+	if (s && *s) {
+		xg_buf_addstr(out, ": ");
+		add_short(out, s, SUMMARY_MAX);
+	}
+	xg_buf_release(&tmp);
+}
+
+static void render_result(struct xg_render *r, jv rec, struct xg_buf *out)
+{
+	const char *id = xg_json_string_peek(rec, "id");
+	jv call = id ? jv_object_get(jv_copy(r->calls), jv_string(id)) : jv_invalid();
+	bool ok = false;
+	double ms;
+
+	xg_json_bool_peek(rec, "ok", &ok);
+	start_line(r, out);
+	style(r, out, DIM);
+	xg_buf_addstr(out, ok ? "> " : "! ");
+	if (jv_is_valid(call)) {
+		add_call_summary(out, call);
+		r->calls = jv_object_delete(r->calls, jv_string(id));
+	} else {
+		const char *name = xg_json_string_peek(rec, "name");
+		add_clean(out, name ? name : "tool", strlen(name ? name : "tool"));
+	}
+	jv_free(call);
+	xg_buf_addstr(out, ok ? " (ok" : " (failed");
+	if (xg_json_number_peek(rec, "ms", &ms) == 0) {
+		xg_buf_addstr(out, ", ");
+		add_duration(out, ms);
+	}
+	xg_buf_addch(out, ')');
+	if (!ok)
+		add_failure(out, xg_json_get_peek(rec, "output"));
+	style(r, out, RESET);
+	xg_buf_addch(out, '\n');
+}
+
+static void render_notice(struct xg_render *r, jv rec, struct xg_buf *out)
+{
+	const char *text = xg_json_string_peek(rec, "text");
+
+	if (!text)
+		return;
+	start_line(r, out);
+	xg_buf_addstr(out, "note: ");
+	add_clean(out, text, strlen(text));
+	xg_buf_addch(out, '\n');
+}
+
+static void render_retry(struct xg_render *r, jv rec, struct xg_buf *out)
+{
+	long long attempt = 0, of = 0;
+	double delay = 0;
+	const char *reason = xg_json_string_peek(rec, "reason");
+
+	xg_json_int_peek(rec, "attempt", &attempt);
+	xg_json_int_peek(rec, "of", &of);
+	xg_json_number_peek(rec, "delay_ms", &delay);
+	start_line(r, out);
+	xg_buf_addf(out, "retry %lld of %lld in ", attempt, of);
+	add_duration(out, delay);
+	if (reason) {
+		xg_buf_addstr(out, ": ");
+		add_short(out, reason, SUMMARY_MAX);
+	}
+	xg_buf_addch(out, '\n');
+}
+
+static void render_todo(struct xg_render *r, jv rec, struct xg_buf *out)
+{
+	jv items = xg_json_get_peek(rec, "items");
+	int n = xg_json_length_peek(items), done = 0, i;
+
+	if (jv_get_kind(items) != JV_KIND_ARRAY)
+		return;
+	for (i = 0; i < n; i++) {
+		jv it = jv_array_get(jv_copy(items), i);
+		const char *st = xg_json_string_peek(it, "status");
+
+		done += st && !strcmp(st, "completed");
+		jv_free(it);
+	}
+	start_line(r, out);
+	style(r, out, DIM);
+	xg_buf_addf(out, "todo: %d of %d done", done, n);
+	style(r, out, RESET);
+	xg_buf_addch(out, '\n');
+}
+
+static void render_plan(struct xg_render *r, jv rec, struct xg_buf *out)
+{
+	const char *outcome = xg_json_string_peek(rec, "outcome");
+
+	if (!outcome)
+		return;
+	start_line(r, out);
+	style(r, out, BOLD);
+	xg_buf_addstr(out, "plan: ");
+	add_clean(out, outcome, strlen(outcome));
+	style(r, out, RESET);
+	xg_buf_addch(out, '\n');
+}
+
+static void render_start(struct xg_render *r, jv rec)
+{
+	const char *conv = xg_json_string_peek(rec, "conversation");
+
+	free(r->conversation);
+	r->conversation = conv ? xg_strdup(conv) : NULL;
+}
+
+static void add_usage(struct xg_buf *out, jv usage)
+{
+	long long in = 0, cached = 0, outn = 0;
+
+	if (jv_get_kind(usage) != JV_KIND_OBJECT)
+		return;
+	xg_json_int_peek(usage, "input", &in);
+	xg_json_int_peek(usage, "cached_input", &cached);
+	xg_json_int_peek(usage, "output", &outn);
+	xg_buf_addf(out, ", tokens %lld in", in);
+	if (cached)
+		xg_buf_addf(out, " (%lld cached)", cached);
+	xg_buf_addf(out, ", %lld out", outn);
+}
+
+static void render_end(struct xg_render *r, jv rec, struct xg_buf *out)
+{
+	const char *status = xg_json_string_peek(rec, "status");
+	const char *stop = xg_json_string_peek(rec, "stop");
+	const char *reason = xg_json_string_peek(rec, "reason");
+	const char *reply = xg_json_string_peek(rec, "reply");
+	long long calls = 0;
+	double ms;
+
+	/* Without --stream and without a message record, the reply is only
+	 * here. */
+	if (!r->replied && reply && *reply)
+		add_text(r, out, reply, strlen(reply));
+	start_line(r, out);
+	style(r, out, BOLD);
+	xg_buf_addstr(out, "xg: ");
+	add_clean(out, status ? status : "ended", strlen(status ? status : "ended"));
+	if (stop) {
+		xg_buf_addstr(out, " (");
+		add_clean(out, stop, strlen(stop));
+		xg_buf_addch(out, ')');
+	}
+	if (reason) {
+		xg_buf_addstr(out, ": ");
+		add_short(out, reason, 2 * SUMMARY_MAX);
+	}
+	style(r, out, RESET);
+	if (xg_json_int_peek(rec, "tool_calls", &calls) == 0)
+		xg_buf_addf(out, "; %lld tool call%s", calls, calls == 1 ? "" : "s");
+	if (xg_json_number_peek(rec, "ms", &ms) == 0) {
+		xg_buf_addstr(out, ", ");
+		add_duration(out, ms);
+	}
+	add_usage(out, xg_json_get_peek(rec, "usage"));
+	if (r->conversation) {
+		xg_buf_addstr(out, "; conversation ");
+		add_clean(out, r->conversation, strlen(r->conversation));
+	}
+	xg_buf_addch(out, '\n');
+	r->ended = 1;
+}
+
+void xg_render_record(struct xg_render *r, jv rec, struct xg_buf *out)
+{
+	const char *type = xg_json_string_peek(rec, "type");
+
+	if (!type)
+		return;
+	if (!strcmp(type, "text"))
+		render_text(r, rec, out);
+	else if (!strcmp(type, "message"))
+		render_message(r, rec, out);
+	else if (!strcmp(type, "tool_call"))
+		render_call(r, rec);
+	else if (!strcmp(type, "tool_result"))
+		render_result(r, rec, out);
+	else if (!strcmp(type, "notice"))
+		render_notice(r, rec, out);
+	else if (!strcmp(type, "retry"))
+		render_retry(r, rec, out);
+	else if (!strcmp(type, "todo"))
+		render_todo(r, rec, out);
+	else if (!strcmp(type, "plan"))
+		render_plan(r, rec, out);
+	else if (!strcmp(type, "run_start"))
+		render_start(r, rec);
+	else if (!strcmp(type, "run_end"))
+		render_end(r, rec, out);
+}
+
+void xg_render_finish(struct xg_render *r, struct xg_buf *out)
+{
+	jv_object_foreach(r->calls, id, call) {
+		start_line(r, out);
+		style(r, out, DIM);
+		xg_buf_addstr(out, "! ");
+		add_call_summary(out, call);
+		xg_buf_addstr(out, " (no result)");
+		style(r, out, RESET);
+		xg_buf_addch(out, '\n');
+		jv_free(id);
+		jv_free(call);
+	}
+	if (!r->ended) {
+		start_line(r, out);
+		xg_buf_addstr(out, "xg: the run ended without a run_end record\n");
+	}
+}
+
+static int flush_out(struct xg_buf *b, FILE *fp)
+{
+	int rc = 0;
+
+	if (b->len && (fwrite(b->buf, 1, b->len, fp) != b->len || fflush(fp) == EOF))
+		rc = -1;
+	xg_buf_reset(b);
+	return rc;
+}
+
+int xg_render_stream(int fd, const char *name, FILE *fp, int color)
+{
+	struct xg_rec_reader rd;
+	struct xg_render r;
+	struct xg_buf out = XG_BUF_INIT(0);
+	struct xg_rec rec;
+	int n, rc = 0;
+	char sink[4096];
+
+	xg_rec_reader_init(&rd, fd, name);
+	xg_render_init(&r, color);
+	while ((n = xg_rec_next(&rd, &rec)) > 0) {
+		xg_render_record(&r, rec.v, &out);
+		xg_rec_release(&rec);
+		if (flush_out(&out, fp) < 0)
+			rc = -1;
+	}
+	if (n < 0) {
+		xg_warn("%s", rd.err);
+		for (;;) {
+			ssize_t k = read(fd, sink, sizeof(sink));
+			if (k == 0 || (k < 0 && errno != EINTR))
+				break;
+		}
+	}
+	xg_render_finish(&r, &out);
+	if (flush_out(&out, fp) < 0)
+		rc = -1;
+	xg_render_release(&r);
+	xg_rec_reader_release(&rd);
+	xg_buf_release(&out);
+	return rc;
+}
