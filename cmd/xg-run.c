@@ -5,6 +5,7 @@
  */
 #include "xg.h"
 #include "conversation.h"
+#include "prompt.h"
 #include "run/loop.h"
 
 static const char *const usage[] = {
@@ -25,7 +26,7 @@ static const struct xg_option options[] = {
 	{ OPT_EFFORT, 0, "effort", "effort", "the reasoning effort" },
 	{ OPT_ACCOUNT, 0, "account", "name", "the account whose choices and keys to use" },
 	{ OPT_VARIANT, 0, "variant", "ref", "the prompt variant, NAME or NAME@VERSION" },
-	{ OPT_MODE, 0, "mode", "mode", "normal or plan" },
+	{ OPT_MODE, 0, "mode", "mode", "the mode: normal, plan, or another mode name" },
 	{ OPT_ASK, 0, "ask", "command", "a command that answers ask_user questions" },
 	{ OPT_GATE, 0, "gate", "filter", "a jq filter that allows or refuses each tool call" },
 	{ 0 }
@@ -62,8 +63,8 @@ int main(int argc, char **argv)
 		xg_usage_error(&cmd, "give the request as one operand (quote it)");
 	if (ro.conversation && !xg_conv_id_valid(ro.conversation))
 		xg_usage_error(&cmd, "'%s' is not a conversation id", ro.conversation);
-	if (ro.mode && strcmp(ro.mode, "normal") && strcmp(ro.mode, "plan"))
-		xg_usage_error(&cmd, "unknown mode '%s': expected 'normal' or 'plan'", ro.mode);
+	if (ro.mode && !xg_prompt_mode_valid(ro.mode))
+		xg_usage_error(&cmd, "'%s' is not a mode name (%s)", ro.mode, XG_PROMPT_MODE_RULE);
 	if (o.nargs == 1 && strcmp(o.args[0], "-"))
 		ro.text = o.args[0];
 	else

@@ -139,8 +139,8 @@ static int check_request(struct run *r, size_t line)
 		return fail(r, XG_EX_DATAERR, "standard input:%zu: field 'text' of the request "
 			    "is missing or empty", line), -1;
 	if (mode && !xg_prompt_mode_valid(mode))
-		return fail(r, XG_EX_DATAERR, "standard input:%zu: field 'mode' is '%s', not "
-			    "'normal' or 'plan'", line, mode), -1;
+		return fail(r, XG_EX_DATAERR, "standard input:%zu: field 'mode' is not a mode "
+			    "name (%s)", line, XG_PROMPT_MODE_RULE), -1;
 	if (conv && !xg_conv_id_valid(conv))
 		return fail(r, XG_EX_DATAERR, "standard input:%zu: field 'conversation' is '%s', "
 			    "not a conversation id", line, conv), -1;
@@ -449,7 +449,8 @@ static int prepare(struct run *r)
 
 	r->mode = mode ? mode : "normal";
 	if (!xg_prompt_mode_valid(r->mode))
-		return fail(r, XG_EX_DATAERR, "mode '%s' is not 'normal' or 'plan'", r->mode);
+		return fail(r, XG_EX_DATAERR, "'%s' is not a mode name (%s)", r->mode,
+			    XG_PROMPT_MODE_RULE);
 	if (pick_conversation(r) || pick_workspace(r))
 		return r->rc;
 	start_gate(r);
