@@ -673,3 +673,17 @@ assert s[1]["text"].lstrip().startswith("# Plan mode"), s[1]["text"][:40]
 n = log[1]["body"]["system"]
 assert len(n) == 1 and n[0]["text"] == s[0]["text"]'
 }
+
+@test "another mode name runs as normal, with no plan gate and no plan record" {
+	serve openai-chat <<-'EOF'
+	{"tool_calls": [{"id": "m1", "name": "write", "args": {"path": "r.txt", "content": "x"}}]}
+	{"text": "<proposed_plan>\nnot a plan run\n</proposed_plan>"}
+	EOF
+	xgrun --mode review "review it"
+	assert_success
+	[ "$(recs run_start | jq -r .mode)" = review ]
+	[ -f r.txt ]
+	[ -z "$(recs plan)" ]
+	xgrun --mode 'Not A Mode' "x"
+	assert_failure 2
+}
