@@ -473,7 +473,7 @@ key=unset" ]
 		{"text": "never"}
 		EOF
 		rm -f pgid out.ndjson
-		xg-run --model fake/m "long" </dev/null >out.ndjson 2>err.txt &
+		env --default-signal=INT xg-run --model fake/m "long" </dev/null >out.ndjson 2>err.txt &
 		pid=$!
 		for i in $(seq 1 200); do [ -s pgid ] && break; sleep 0.05; done
 		[ -s pgid ]
@@ -498,7 +498,7 @@ key=unset" ]
 		serve "$kind" <<-'EOF'
 		{"text": "this reply never finishes arriving", "chunk": 2, "stall": 60, "stall_after": 10}
 		EOF
-		xg-run --model fake/m --stream "stall" </dev/null >out.ndjson 2>/dev/null &
+		env --default-signal=INT xg-run --model fake/m --stream "stall" </dev/null >out.ndjson 2>/dev/null &
 		pid=$!
 		for i in $(seq 1 200); do [ -s "$FAKE_LOG" ] && break; sleep 0.05; done
 		sleep 0.2
@@ -518,7 +518,7 @@ key=unset" ]
 	serve openai-chat <<-'EOF'
 	{"tool_calls": [{"id": "s1", "name": "bash", "args": {"command": "echo $$ >pgid; sleep 300"}}]}
 	EOF
-	xg-run --model fake/m "long" </dev/null >out.ndjson 2>/dev/null &
+	env --default-signal=INT xg-run --model fake/m "long" </dev/null >out.ndjson 2>/dev/null &
 	pid=$!
 	for i in $(seq 1 200); do [ -s pgid ] && break; sleep 0.05; done
 	kill -TERM "$pid"
@@ -686,4 +686,23 @@ assert len(n) == 1 and n[0]["text"] == s[0]["text"]'
 	[ -z "$(recs plan)" ]
 	xgrun --mode 'Not A Mode' "x"
 	assert_failure 2
+}
+
+@test "a SIGINT ignored by whoever started the run stays ignored" {
+	serve openai-chat <<-'EOF'
+	{"tool_calls": [{"id": "s1", "name": "bash", "args": {"command": "echo $$ >pgid; sleep 300"}}]}
+	EOF
+	env --ignore-signal=INT xg-run --model fake/m "long" </dev/null >out.ndjson 2>/dev/null &
+	pid=$!
+	for i in $(seq 1 200); do [ -s pgid ] && break; sleep 0.05; done
+	kill -INT "$pid"
+	sleep 0.5
+	kill -0 "$pid"
+	[ -z "$(grep run_end out.ndjson)" ]
+	kill -TERM "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	[ "$rc" = 143 ]
+	output=$(cat out.ndjson)
+	[ "$(end_field '"\(.status) \(.stop)"')" = "interrupted user" ]
 }

@@ -1199,14 +1199,18 @@ out:
 
 static void install_signals(struct run *r)
 {
-	struct sigaction sa;
+	struct sigaction sa, old;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	run_procs = &r->procs;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	/* A signal ignored by whoever started the run stays ignored (a job
+	 * started with &, nohup), as xg keeps it. */
+	if (sigaction(SIGINT, NULL, &old) || old.sa_handler != SIG_IGN)
+		sigaction(SIGINT, &sa, NULL);
+	if (sigaction(SIGTERM, NULL, &old) || old.sa_handler != SIG_IGN)
+		sigaction(SIGTERM, &sa, NULL);
 }
 
 static void run_release(struct run *r)
