@@ -49,12 +49,12 @@ check: all $(DRIVERS)
 	@rm -rf tests/vgbin
 ifeq ($(VALGRIND),1)
 	@mkdir -p tests/vgbin; for p in $(PROGS) $(DRIVERS); do \
-	  n=$${p##*/}; printf '#!/bin/sh\nexec valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=1 "%s" "$$@"\n' "$(CURDIR)/$$p" > tests/vgbin/$$n; \
+	  n=$${p##*/}; printf '#!/bin/sh\nexec valgrind -q --leak-check=full --error-exitcode=1 "%s" "$$@"\n' "$(CURDIR)/$$p" > tests/vgbin/$$n; \
 	  chmod +x tests/vgbin/$$n; done
 endif
 	PATH="$(CURDIR)/tests/vgbin:$(CURDIR)/bin:$(CURDIR)/tests/bin:$$PATH" XG_SRCDIR="$(CURDIR)" \
 	  XG_MAKEFLAGS="SANITIZE=$(SANITIZE) DEVELOPER=$(DEVELOPER)" \
-	  bats $(BATSFLAGS) tests
+	  bats $(BATSFLAGS) $(TESTS)
 
 lint-man:
 	mandoc -Tlint -Wwarning $(MAN1) $(MAN5) $(MAN7)
