@@ -15,7 +15,11 @@ export PATH="$XG_SRCDIR/bin:$XG_SRCDIR/tests/bin:$PATH"
 export XG_HOME="$BATS_TEST_TMPDIR/home"
 export XG_SHARE_DIR="$XG_SRCDIR/share/xg"
 export NO_COLOR=1
-unset XG_ACCOUNT XG_MAX_LINE XG_LOCK_TIMEOUT XG_RETRY XG_TRACE
+unset XG_ACCOUNT XG_MAX_LINE XG_LOCK_TIMEOUT XG_RETRY XG_TRACE XG_SSE_MAX_EVENT \
+	OPENAI_API_KEY ANTHROPIC_API_KEY OPENROUTER_API_KEY
+# The fake provider listens on loopback; a proxy from the caller's
+# environment must not stand between them.
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy no_proxy NO_PROXY
 FIXTURES="$XG_SRCDIR/tests/fixtures"
 
 # Runs "$@" with stdout and stderr kept apart: $output is stdout, $stderr
