@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 	if (o.nargs < 1)
 		xg_usage_error(&cmd, "a command is needed: models, accounts, auth, set, get, "
 			       "resolve or start");
-	if (want.mode && !xg_choices_mode_valid(want.mode))
+	if (want.mode && !xg_mode_valid(want.mode))
 		xg_usage_error(&cmd, "'%s' is not a mode name (lowercase letters, digits, '_', '-')",
 			       want.mode);
 	if (want.account && !xg_account_name_valid(want.account))

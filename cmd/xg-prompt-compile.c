@@ -107,7 +107,7 @@ static int compile(const struct args *a)
 			if (rec.type && !strcmp(rec.type, "request")) {
 				const char *m = field(&rec, "mode");
 
-				if (m && !xg_prompt_mode_valid(m))
+				if (m && !xg_mode_valid(m))
 					xg_die(XG_EX_DATAERR, "standard input:%zu: field 'mode' is "
 					       "not a mode name (%s)", rec.lineno, XG_PROMPT_MODE_RULE);
 				free(mode); free(mdl); free(variant); free(conv);
@@ -251,7 +251,7 @@ int main(int argc, char **argv)
 		}
 		compile_opts |= id <= OPT_VARIANT;
 	}
-	if (a.mode && !xg_prompt_mode_valid(a.mode))
+	if (a.mode && !xg_mode_valid(a.mode))
 		xg_usage_error(&cmd, "bad mode '%s': a mode name is %s", a.mode,
 			       XG_PROMPT_MODE_RULE);
 	verb = o.nargs ? o.args[0] : NULL;

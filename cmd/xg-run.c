@@ -63,7 +63,7 @@ int main(int argc, char **argv)
 		xg_usage_error(&cmd, "give the request as one operand (quote it)");
 	if (ro.conversation && !xg_conv_id_valid(ro.conversation))
 		xg_usage_error(&cmd, "'%s' is not a conversation id", ro.conversation);
-	if (ro.mode && !xg_prompt_mode_valid(ro.mode))
+	if (ro.mode && !xg_mode_valid(ro.mode))
 		xg_usage_error(&cmd, "'%s' is not a mode name (%s)", ro.mode, XG_PROMPT_MODE_RULE);
 	if (o.nargs == 1 && strcmp(o.args[0], "-"))
 		ro.text = o.args[0];

@@ -16,19 +16,6 @@ void xg_choices_release(struct xg_choices *c)
 	xg_catalog_release(&c->cat);
 }
 
-int xg_choices_mode_valid(const char *mode)
-{
-	size_t n;
-
-	if (!mode || !islower((unsigned char)*mode))
-		return 0;
-	for (n = 0; mode[n]; n++)
-		if (!islower((unsigned char)mode[n]) && !isdigit((unsigned char)mode[n]) &&
-		    mode[n] != '_' && mode[n] != '-')
-			return 0;
-	return n <= 64;
-}
-
 /* Checks one mode's entry; -1 after naming what is wrong. */
 static int check_entry(const char *path, const char *mode, jv e)
 {
@@ -36,7 +23,7 @@ static int check_entry(const char *path, const char *mode, jv e)
 	jv effort = xg_json_get_peek(e, "effort"), at = xg_json_get_peek(e, "updatedAt");
 	int64_t ms;
 
-	if (!xg_choices_mode_valid(mode))
+	if (!xg_mode_valid(mode))
 		return xg_error("'%s': '%s' is not a mode name (lowercase letters, digits, '_', '-')",
 				path, mode);
 	if (jv_get_kind(e) != JV_KIND_OBJECT)
@@ -95,7 +82,7 @@ int xg_choices_set(struct xg_choices *c, const char *account, const char *mode,
 	char at[25];
 	int fd = -1, rc = XG_EX_CONFIG;
 
-	if (!xg_choices_mode_valid(mode)) {
+	if (!xg_mode_valid(mode)) {
 		xg_error("'%s' is not a mode name (lowercase letters, digits, '_', '-')", mode);
 		return XG_EX_USAGE;
 	}
@@ -715,7 +702,7 @@ int xg_choices_start(struct xg_choices *c, const struct xg_choices_want *w, jv r
 			       : req_string(request, "conversation", w->lineno, &bad);
 	if (!mode)
 		mode = "normal";
-	if (!bad && !xg_choices_mode_valid(mode)) {
+	if (!bad && !xg_mode_valid(mode)) {
 		xg_error("'%s' is not a mode name (lowercase letters, digits, '_', '-')", mode);
 		bad = 1;
 	}
@@ -724,7 +711,7 @@ int xg_choices_start(struct xg_choices *c, const struct xg_choices_want *w, jv r
 		bad = 1;
 	}
 	if (bad) {
-		out = null_record("mode", NULL, xg_choices_mode_valid(mode) ? mode : "normal",
+		out = null_record("mode", NULL, xg_mode_valid(mode) ? mode : "normal",
 				  "the request is not valid");
 		rc = XG_EX_DATAERR;
 		goto done;

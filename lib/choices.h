@@ -33,8 +33,6 @@ struct xg_choices {
 int xg_choices_init(struct xg_choices *c, int verbose);
 void xg_choices_release(struct xg_choices *c);
 
-/* 1 to 64 of [a-z0-9_-], starting with a letter. */
-int xg_choices_mode_valid(const char *mode);
 
 /* The account's choices.json as an object ({} when there is none), checked;
  * 0, or 78 naming the file (and the line of a parse error). */

@@ -159,7 +159,7 @@ static int parse_line(struct xg_prompt_manifest *m, char *line, size_t lineno)
 	if (strcmp(f[3], "stable") && strcmp(f[3], "dynamic"))
 		return bad_line(m, lineno, "bad kind '%s': expected 'stable' or 'dynamic'", f[3]);
 	if (!strcmp(f[3], "stable") ? strcmp(f[4], "all") :
-	    (strcmp(f[4], "all") && strcmp(f[4], "-") && !xg_prompt_mode_valid(f[4])))
+	    (strcmp(f[4], "all") && strcmp(f[4], "-") && !xg_mode_valid(f[4])))
 		return bad_line(m, lineno, "bad mode '%s' for a %s section", f[4], f[3]);
 	for (i = 0; i < m->nr; i++) {
 		if (!strcmp(m->sec[i].name, f[0]))
@@ -311,19 +311,6 @@ void xg_prompt_version_id(const struct xg_prompt_manifest *m, char out[XG_PROMPT
 	memcpy(out, hex, XG_PROMPT_VERSION_LEN);
 	out[XG_PROMPT_VERSION_LEN] = '\0';
 	free(v);
-}
-
-int xg_prompt_mode_valid(const char *mode)
-{
-	size_t n;
-
-	if (!mode || !islower((unsigned char)*mode))
-		return 0;
-	for (n = 0; mode[n]; n++)
-		if (!islower((unsigned char)mode[n]) && !isdigit((unsigned char)mode[n]) &&
-		    mode[n] != '_' && mode[n] != '-')
-			return 0;
-	return n <= XG_PROMPT_MODE_MAX;
 }
 
 jv xg_prompt_notice(const char *text)
@@ -655,7 +642,7 @@ int xg_prompt_pack(const struct xg_prompt_request *rq, jv *pack, jv *notices)
 
 	*pack = jv_invalid();
 	memset(&m, 0, sizeof(m));
-	if (!xg_prompt_mode_valid(mode)) {
+	if (!xg_mode_valid(mode)) {
 		xg_error("bad mode '%s': a mode name is %s", mode, XG_PROMPT_MODE_RULE);
 		return XG_EX_DATAERR;
 	}

@@ -85,9 +85,8 @@ struct xg_prompt_target {
  * caller uses).  A pack can be compiled for any of them; a mode no manifest
  * line names gets the stable prefix and the "all" sections alone.
  */
-#define XG_PROMPT_MODE_MAX 64
+#define XG_PROMPT_MODE_MAX XG_MODE_MAX
 #define XG_PROMPT_MODE_RULE "1 to 64 of [a-z0-9_-], starting with a letter"
-int xg_prompt_mode_valid(const char *mode);
 
 /*
  * Compiles m into a pack record (*pack, owned by the caller) and appends a

@@ -200,3 +200,16 @@ jv xg_rec_new(const char *type)
 {
 	return xg_json_set(jv_object(), "type", jv_string(type));
 }
+
+int xg_mode_valid(const char *mode)
+{
+	size_t n;
+
+	if (!mode || !islower((unsigned char)*mode))
+		return 0;
+	for (n = 0; mode[n]; n++)
+		if (!islower((unsigned char)mode[n]) && !isdigit((unsigned char)mode[n]) &&
+		    mode[n] != '_' && mode[n] != '-')
+			return 0;
+	return n <= XG_MODE_MAX;
+}

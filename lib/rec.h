@@ -65,6 +65,11 @@ int xg_rec_write(struct xg_rec_writer *w, jv v);
 /* Writes a read record's original bytes unchanged. */
 int xg_rec_pass(struct xg_rec_writer *w, const struct xg_rec *rec);
 
+/* Whether mode is a mode name a request may carry: "normal", "plan" or
+ * any other of 1 to XG_MODE_MAX of [a-z0-9_-], starting with a letter. */
+#define XG_MODE_MAX 64
+int xg_mode_valid(const char *mode);
+
 /* A new record {"type": type}. */
 jv xg_rec_new(const char *type);
 

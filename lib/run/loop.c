@@ -138,7 +138,7 @@ static int check_request(struct run *r, size_t line)
 	if (!text || !*text)
 		return fail(r, XG_EX_DATAERR, "standard input:%zu: field 'text' of the request "
 			    "is missing or empty", line), -1;
-	if (mode && !xg_prompt_mode_valid(mode))
+	if (mode && !xg_mode_valid(mode))
 		return fail(r, XG_EX_DATAERR, "standard input:%zu: field 'mode' is not a mode "
 			    "name (%s)", line, XG_PROMPT_MODE_RULE), -1;
 	if (conv && !xg_conv_id_valid(conv))
@@ -448,7 +448,7 @@ static int prepare(struct run *r)
 	const char *mode = r->o->mode ? r->o->mode : xg_json_string_peek(r->request, "mode");
 
 	r->mode = mode ? mode : "normal";
-	if (!xg_prompt_mode_valid(r->mode))
+	if (!xg_mode_valid(r->mode))
 		return fail(r, XG_EX_DATAERR, "'%s' is not a mode name (%s)", r->mode,
 			    XG_PROMPT_MODE_RULE);
 	if (pick_conversation(r) || pick_workspace(r))
