@@ -514,6 +514,30 @@ key=unset" ]
 	done
 }
 
+@test "SIGINT during a retry wait cuts the wait short and sends no other request" {
+	serve openai-chat <<-'EOF'
+	{"status": 503, "headers": {"retry-after": "30"}}
+	{"text": "never asked for"}
+	EOF
+	# Through a pipe, so each record is flushed as it is written.
+	env --default-signal=INT xg-run --model fake/m "wait" </dev/null 2>/dev/null > >(cat >out.ndjson) &
+	pid=$!
+	for i in $(seq 1 200); do grep -q '"type":"retry"' out.ndjson 2>/dev/null && break; sleep 0.05; done
+	grep -q '"type":"retry"' out.ndjson || fail "no retry record came"
+	kill -INT "$pid"
+	# Far less than the 30 s the provider asked for; a kill stops a hang.
+	for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; fail "the retry wait was not cut short"; fi
+	rc=0
+	wait "$pid" || rc=$?
+	[ "$rc" = 130 ]
+	for i in $(seq 1 50); do grep -q '"type":"run_end"' out.ndjson && break; sleep 0.05; done
+	output=$(cat out.ndjson)
+	assert_framed
+	[ "$(end_field '"\(.status) \(.stop)"')" = "interrupted user" ]
+	[ "$(grep -c . "$FAKE_LOG")" = 1 ]
+}
+
 @test "SIGTERM ends the run with exit 143 after run_end" {
 	serve openai-chat <<-'EOF'
 	{"tool_calls": [{"id": "s1", "name": "bash", "args": {"command": "echo $$ >pgid; sleep 300"}}]}

@@ -516,11 +516,20 @@ static int feed_decoder(void *ctx, const char *buf, size_t n)
 	return xg_provider_decoder_feed(ctx, buf, n) < 0;
 }
 
-static void sleep_ms(long ms)
+void xg_provider_abort(struct xg_provider *p)
+{
+	p->aborted = 1;
+	p->policy.attempts = 0;
+	p->http.idle_ms = 1;
+}
+
+/* Waits ms, or less when the request is aborted (the signal that aborts it
+ * interrupts the sleep). */
+static void sleep_ms(struct xg_provider *p, long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+	while (!p->aborted && nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
 }
 
@@ -612,7 +621,9 @@ int xg_provider_stream(struct xg_provider *p, jv request,
 		rr.partial = delivered > 0;
 		if (cb->on_retry)
 			cb->on_retry(cb->ctx, &rr);
-		sleep_ms(rr.delay_ms);
+		sleep_ms(p, rr.delay_ms);
+		if (p->aborted)
+			break;
 	}
 	free_headers(headers);
 	xg_buf_release(&body);

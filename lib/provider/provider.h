@@ -38,6 +38,7 @@
  * "transient":B,"exit":N} once retries are over.  A tool call whose
  * arguments are not a JSON object gets "args":{} and "bad_args":RAW.
  */
+#include <signal.h>
 #include <stdint.h>
 #include "buf.h"
 #include "json.h"
@@ -123,10 +124,19 @@ struct xg_provider {
 	struct xg_provider_policy policy;
 	struct xg_http http;
 	uint64_t rng;
+	/* Set by xg_provider_abort, from a signal handler. */
+	volatile sig_atomic_t aborted;
 	/* Figures from the last attempt, for tests and benchmarks. */
 	int64_t last_encode_us;
 	struct xg_http_response last;
 };
+
+/*
+ * Makes the request in flight give up at once: the transfer stops within a
+ * millisecond of silence, a retry wait is cut short, and no further attempt
+ * is made.  Safe to call from a signal handler.
+ */
+void xg_provider_abort(struct xg_provider *p);
 
 /* A provider client, or NULL with err set (unknown kind, no base_url). */
 struct xg_provider *xg_provider_new(jv config, const char *key, char *err, size_t errlen);

@@ -19,8 +19,8 @@
 
 /*
  * A signal handler can reach only globals: the signal that came, the tools'
- * process groups and the provider in flight (made to give up within a
- * second: its idle limit drops to nothing and it retries no more).
+ * process groups and the provider in flight (xg_provider_abort: the
+ * transfer gives up at once, a retry wait is cut short).
  */
 static volatile sig_atomic_t run_signal;
 static struct xg_tool_procs *volatile run_procs;
@@ -34,10 +34,8 @@ static void on_signal(int sig)
 		run_signal = sig;
 	if (run_procs)
 		xg_tool_kill_all(run_procs, SIGTERM);
-	if (p) {
-		p->policy.attempts = 0;
-		p->http.idle_ms = 1;
-	}
+	if (p)
+		xg_provider_abort(p);
 }
 
 struct run {
