@@ -216,20 +216,13 @@ static int read_auth(const char *path, jv *keys)
 		return XG_EX_IOERR;
 	}
 	close(fd);
-	v = jv_parse_sized(b.buf, (int)b.len);
+	rc = xg_jsonfile_parse(path, b.buf, b.len, &v);
+	/* The text holds keys: leave no copy of it behind. */
 	memset(b.buf, 0, b.len);
 	xg_buf_release(&b);
-	if (!jv_is_valid(v)) {
-		char *why = xg_json_parse_error(v);
-		xg_error("cannot parse '%s': %s", path, why);
-		free(why);
-		return XG_EX_CONFIG;
-	}
-	if (jv_get_kind(v) != JV_KIND_OBJECT) {
-		jv_free(v);
-		xg_error("'%s' must hold a JSON object", path);
-		return XG_EX_CONFIG;
-	}
+	if (rc != 1)
+		return rc;
+	rc = 0;
 	jv_object_foreach(v, name, entry) {
 		if (rc == 0 && !xg_json_string_peek(entry, "key")) {
 			xg_error("'%s': provider '%s' has no \"key\" string", path,

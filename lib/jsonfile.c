@@ -4,7 +4,7 @@
 int xg_jsonfile_read(const char *path, jv *out)
 {
 	struct xg_buf b = XG_BUF_INIT(XG_JSONFILE_MAX);
-	jv v;
+	int rc;
 
 	*out = jv_null();
 	if (xg_read_file(path, &b) < 0) {
@@ -20,8 +20,16 @@ int xg_jsonfile_read(const char *path, jv *out)
 		xg_error_errno("cannot read '%s'", path);
 		return e == EACCES ? XG_EX_NOPERM : XG_EX_IOERR;
 	}
-	v = jv_parse_sized(b.buf, (int)b.len);
+	rc = xg_jsonfile_parse(path, b.buf, b.len, out);
 	xg_buf_release(&b);
+	return rc;
+}
+
+int xg_jsonfile_parse(const char *path, const char *text, size_t len, jv *out)
+{
+	jv v = jv_parse_sized(text, (int)len);
+
+	*out = jv_null();
 	if (!jv_is_valid(v)) {
 		char *why = xg_json_parse_error(v);
 		xg_error("cannot parse '%s': %s", path, why);

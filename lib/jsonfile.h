@@ -18,5 +18,8 @@
  * cannot be read.
  */
 int xg_jsonfile_read(const char *path, jv *out);
+/* The same for text already read (len bytes, named path in messages): 1 and
+ * *out set, or 78 after reporting. */
+int xg_jsonfile_parse(const char *path, const char *text, size_t len, jv *out);
 
 #endif
