@@ -90,14 +90,11 @@ out:
 	return rc;
 }
 
-int xg_read_file(const char *path, struct xg_buf *b)
+int xg_read_fd(int fd, struct xg_buf *b)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	char chunk[65536];
 	ssize_t n;
 
-	if (fd < 0)
-		return -1;
 	for (;;) {
 		n = read(fd, chunk, sizeof(chunk));
 		if (n < 0 && errno == EINTR)
@@ -105,19 +102,24 @@ int xg_read_file(const char *path, struct xg_buf *b)
 		if (n <= 0)
 			break;
 		if (xg_buf_add(b, chunk, (size_t)n) < 0) {
-			close(fd);
 			errno = EFBIG;
 			return -1;
 		}
 	}
-	if (n < 0) {
-		int e = errno;
-		close(fd);
-		errno = e;
+	return n < 0 ? -1 : 0;
+}
+
+int xg_read_file(const char *path, struct xg_buf *b)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc, e;
+
+	if (fd < 0)
 		return -1;
-	}
+	rc = xg_read_fd(fd, b);
+	e = errno;
 	close(fd);
-	return 0;
+	errno = e;
+	return rc;
 }
 
 int xg_mkdir_p(const char *path, mode_t mode)

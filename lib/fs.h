@@ -23,6 +23,9 @@ int xg_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
 /* Reads a whole file into b (appending); -1 on error or past b's ceiling,
  * with errno ENOENT left for a missing file. */
 int xg_read_file(const char *path, struct xg_buf *b);
+/* Reads fd to its end into b (appending); -1 with errno on a read error or
+ * past b's ceiling (EFBIG). */
+int xg_read_fd(int fd, struct xg_buf *b);
 /* Creates a directory and its parents. */
 int xg_mkdir_p(const char *path, mode_t mode);
 

@@ -13,7 +13,6 @@
 #include "conversation.h"
 #include "plan.h"
 #include "prompt.h"
-#include "snapshot.h"
 
 /*
  * A signal handler can reach only globals: the signal that came, the tools'
@@ -34,6 +33,7 @@ static void on_signal(int sig)
 		xg_tool_kill_all(run_procs, SIGTERM);
 	if (p)
 		xg_provider_abort(p);
+	xg_run_input_abort();
 }
 
 /* Ends the run as failed with exit code rc; the reason also goes to stderr. */
@@ -83,101 +83,6 @@ static void write_records(struct run *r, jv recs)
 	jv_free(recs);
 }
 
-/* ---- input ---- */
-
-/* A request field that must be a string when present; -1 after failing. */
-static int request_string(struct run *r, size_t line, const char *key, const char **out)
-{
-	jv v = xg_json_get_peek(r->request, key);
-
-	*out = NULL;
-	if (!jv_is_valid(v) || jv_get_kind(v) == JV_KIND_NULL)
-		return 0;
-	if (jv_get_kind(v) != JV_KIND_STRING) {
-		fail(r, XG_EX_DATAERR, "standard input:%zu: field '%s' of the request is %s, "
-		     "not a string", line, key, xg_json_kind_peek(v));
-		return -1;
-	}
-	*out = jv_string_value(v);
-	return 0;
-}
-
-static int check_request(struct run *r, size_t line)
-{
-	const char *text, *mode, *conv, *cwd;
-
-	if (request_string(r, line, "text", &text) < 0 ||
-	    request_string(r, line, "mode", &mode) < 0 ||
-	    request_string(r, line, "conversation", &conv) < 0 ||
-	    request_string(r, line, "cwd", &cwd) < 0)
-		return -1;
-	if (!text || !*text)
-		return fail(r, XG_EX_DATAERR, "standard input:%zu: field 'text' of the request "
-			    "is missing or empty", line), -1;
-	if (mode && !xg_mode_valid(mode))
-		return fail(r, XG_EX_DATAERR, "standard input:%zu: field 'mode' is not a mode "
-			    "name (%s)", line, XG_PROMPT_MODE_RULE), -1;
-	if (conv && !xg_conv_id_valid(conv))
-		return fail(r, XG_EX_DATAERR, "standard input:%zu: field 'conversation' is '%s', "
-			    "not a conversation id", line, conv), -1;
-	return 0;
-}
-
-/*
- * The upstream records: request, snapshot, model and pack are taken (the
- * last of each), everything else passes through.  With a request operand
- * standard input is not read at all, so a caller that leaves it open cannot
- * hold the run.
- */
-static int read_input(struct run *r)
-{
-	struct xg_rec_reader rd;
-	struct xg_rec rec;
-	size_t line = 0;
-	int n;
-
-	if (r->o->text) {
-		r->request = xg_rec_new("request");
-		r->request = xg_json_set(r->request, "text", jv_string(r->o->text));
-		return check_request(r, 0) < 0 ? r->rc : 0;
-	}
-	if (r->o->read_stdin) {
-		xg_rec_reader_init(&rd, 0, "standard input");
-		while ((n = xg_rec_next(&rd, &rec)) > 0) {
-			jv *slot = NULL;
-
-			if (!rec.type)
-				slot = NULL;
-			else if (!strcmp(rec.type, "request"))
-				slot = &r->request, line = rec.lineno;
-			else if (!strcmp(rec.type, "snapshot"))
-				slot = &r->snapshot;
-			else if (!strcmp(rec.type, "model"))
-				slot = &r->model;
-			else if (!strcmp(rec.type, "pack"))
-				slot = &r->pack;
-			if (slot) {
-				jv_free(*slot);
-				*slot = jv_copy(rec.v);
-			} else {
-				xg_run_out_pass(&r->out, &rec);
-			}
-			xg_rec_release(&rec);
-		}
-		if (n < 0) {
-			fail(r, strncmp(rd.err, "cannot read", 11) ? XG_EX_DATAERR : XG_EX_IOERR,
-			     "%s", rd.err);
-			xg_rec_reader_release(&rd);
-			return r->rc;
-		}
-		xg_rec_reader_release(&rd);
-	}
-	if (jv_get_kind(r->request) != JV_KIND_OBJECT)
-		return fail(r, XG_EX_DATAERR, "no request: give its text as an operand or a "
-			    "request record on standard input");
-	return check_request(r, line) < 0 ? r->rc : 0;
-}
-
 /* ---- what the run needs before its first request ---- */
 
 static int pick_conversation(struct run *r)
@@ -208,44 +113,6 @@ static int pick_workspace(struct run *r)
 		return fail(r, XG_EX_DATAERR, "cannot use '%s' as the workspace: %s",
 			    cwd ? cwd : ".", r->cwd ? "Not a directory" : strerror(errno));
 	return 0;
-}
-
-static void *snapshot_thread(void *arg)
-{
-	struct run *r = arg;
-	struct xg_snapshot_opts so;
-
-	xg_snapshot_opts_init(&so);
-	so.dir = r->cwd;
-	r->snapshot = xg_snapshot_take(&so);
-	return NULL;
-}
-
-/*
- * A missing snapshot is taken on a thread of its own while the model, the
- * pack and the first request are prepared and sent: the model's first reply
- * cannot touch the tree before its tool calls run, and the snapshot is
- * joined before run_start (at the reply's first event at the latest).
- */
-static void start_snapshot(struct run *r)
-{
-	if (jv_get_kind(r->snapshot) == JV_KIND_OBJECT)
-		return;
-	note(r, "no snapshot record: taking a snapshot");
-	jv_free(r->snapshot);
-	r->snapshot = jv_null();
-	if (pthread_create(&r->snapshot_thread, NULL, snapshot_thread, r) == 0)
-		r->snapshot_running = 1;
-	else
-		snapshot_thread(r);
-}
-
-static void join_snapshot(struct run *r)
-{
-	if (r->snapshot_running) {
-		pthread_join(r->snapshot_thread, NULL);
-		r->snapshot_running = 0;
-	}
 }
 
 static int pick_model(struct run *r)
@@ -430,7 +297,7 @@ static int prepare(struct run *r)
 	if (pick_conversation(r) || pick_workspace(r))
 		return r->rc;
 	start_gate(r);
-	start_snapshot(r);
+	xg_run_start_input(r);
 	if (pick_model(r))
 		return r->rc;
 	collect_env_drop(r);
@@ -458,7 +325,7 @@ static void begin(struct run *r)
 {
 	if (r->begun)
 		return;
-	join_snapshot(r);
+	xg_run_join_input(r);
 	xg_run_write_start(r);
 	xg_run_write_summary(r, NULL);
 	r->begun = 1;
@@ -500,6 +367,10 @@ static int on_event(void *ctx, jv ev)
 	const char *s;
 
 	begin(t->r);
+	if (t->r->rc >= 0) {	/* the rest of the input was bad */
+		jv_free(ev);
+		return 1;
+	}
 	if (!type)
 		type = "";
 	if (!strcmp(type, "text") && (s = xg_json_string_peek(ev, "text"))) {
@@ -541,6 +412,8 @@ static void on_retry(void *ctx, const struct xg_provider_retry *rr)
 	jv v = xg_rec_new("retry");
 
 	begin(t->r);
+	if (t->r->rc >= 0)
+		xg_provider_abort(t->r->prov);
 	v = xg_json_set(v, "attempt", jv_number(rr->attempt));
 	v = xg_json_set(v, "of", jv_number(rr->of));
 	v = xg_json_set(v, "delay_ms", jv_number((double)rr->delay_ms));
@@ -878,7 +751,7 @@ static int converse(struct run *r)
 		memset(&perr, 0, sizeof(perr));
 		rc = stream_one(r, &t, &perr);
 		count_usage(r, t.usage);
-		if (run_signal || rc == -1)
+		if (run_signal || rc == -1 || r->rc >= 0)
 			break;
 		if (rc) {
 			fail(r, rc, "%s: %s", perr.class ? perr.class : "error", perr.message);
@@ -991,7 +864,7 @@ int xg_run(const struct xg_run_opts *o, FILE *fp)
 	r.id = xg_conv_new_id();
 	if (xg_run_out_open(&r.out, r.id) < 0)
 		fail(&r, XG_EX_IOERR, "cannot make the run's directory");
-	if (r.rc < 0 && !read_input(&r) && r.rc < 0)
+	if (r.rc < 0 && !xg_run_read_input(&r) && r.rc < 0)
 		prepare(&r);
 	if (r.rc < 0)
 		converse(&r);

@@ -1,11 +1,12 @@
 #ifndef XG_RUN_RUN_H
 #define XG_RUN_RUN_H
 /*
- * What the files of the agent loop share (loop.c, history.c, summary.c);
- * private to lib/run: the public entry is run/loop.h.
+ * What the files of the agent loop share (loop.c, input.c, history.c,
+ * summary.c); private to lib/run: the public entry is run/loop.h.
  *
- * struct run is one run's whole state.  loop.c drives it; history.c loads
- * the conversation so far and appends to it; summary.c writes the run's own
+ * struct run is one run's whole state.  loop.c drives it; input.c reads
+ * the upstream records and takes a missing snapshot; history.c loads the
+ * conversation so far and appends to it; summary.c writes the run's own
  * records (run_start, run_end) and runs/ID/run.json.
  */
 #include <pthread.h>
@@ -26,8 +27,14 @@ struct run {
 	char *id, *conv, *cwd;
 	int conv_new;
 	jv request, snapshot, model, pack;
-	pthread_t snapshot_thread;
-	int snapshot_running;
+	struct xg_rec_reader rd;	/* standard input, while reading */
+	int reading;
+	pthread_t input_thread;		/* reads the rest, takes a snapshot */
+	int input_running;
+	struct xg_rec *late;		/* records read after the run started */
+	size_t nlate, alate;
+	int late_rc;			/* the rest of the input was bad */
+	char late_err[256];
 	pthread_t gate_thread;
 	int gate_running;
 	char *gate_err;
@@ -64,6 +71,20 @@ int xg_run_fail(struct run *r, int rc, const char *fmt, ...);
 /* Writes one of the run's own records (consumed), held back until
  * run_start is out. */
 void xg_run_emit(struct run *r, jv rec);
+
+/* input.c: the upstream records */
+
+/* Reads standard input (or takes the operand) until a request, a model and
+ * a pack are held; 0 or fails the run. */
+int xg_run_read_input(struct run *r);
+/* Once the workspace is known: reads the rest of the input and takes a
+ * missing snapshot, on a thread. */
+void xg_run_start_input(struct run *r);
+/* Joins that thread (or reads the rest now), passes the records read
+ * meanwhile and fails the run if the rest was bad; returns r->rc. */
+int xg_run_join_input(struct run *r);
+/* For a signal handler: stops a snapshot being taken. */
+void xg_run_input_abort(void);
 
 /* history.c: the conversation */
 
