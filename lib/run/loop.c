@@ -1,12 +1,10 @@
 /*
  * The agent loop: upstream records in, provider requests and tool calls,
- * run records out (man 1 xg-run).
+ * run records out (man 1 xg-run).  The conversation's history is in
+ * history.c, the run's own records in summary.c; struct run in run/run.h.
  */
 #include "xg.h"
-#include <pthread.h>
-#include "run/loop.h"
-#include "run/record.h"
-#include "run/tools.h"
+#include "run/run.h"
 #include "run/gate.h"
 #include "provider/provider.h"
 #include "account.h"
@@ -38,38 +36,6 @@ static void on_signal(int sig)
 		xg_provider_abort(p);
 }
 
-struct run {
-	const struct xg_run_opts *o;
-	struct xg_run_out out;
-	int64_t t0;
-	char started[25];
-	char *id, *conv, *cwd;
-	int conv_new;
-	jv request, snapshot, model, pack;
-	pthread_t snapshot_thread;
-	int snapshot_running;
-	pthread_t gate_thread;
-	int gate_running;
-	char *gate_err;
-	jv pending;		/* the run's records until run_start is out */
-	int begun;
-	const char *mode;
-	struct xg_choices choices;
-	int have_catalog;
-	struct xg_provider *prov;
-	const char **env_drop;
-	struct xg_gate *gate;
-	struct xg_tool_procs procs;
-	jv messages, tools;
-	long long stable;	/* bytes of the system prompt that never change */
-	long long in, cached, output;
-	int calls, requests;
-	char *reply;
-	const char *status, *stop;
-	char *reason;
-	int rc;
-};
-
 /* Ends the run as failed with exit code rc; the reason also goes to stderr. */
 __attribute__((format(printf, 3, 4)))
 static int fail(struct run *r, int rc, const char *fmt, ...)
@@ -86,6 +52,18 @@ static int fail(struct run *r, int rc, const char *fmt, ...)
 	r->status = "failed";
 	r->rc = rc;
 	return rc;
+}
+
+/* fail() for the other files of the run (run/run.h). */
+int xg_run_fail(struct run *r, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[2048];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return fail(r, rc, "%s", msg);
 }
 
 static void note(const struct run *r, const char *what)
@@ -461,97 +439,14 @@ static int prepare(struct run *r)
 	return join_gate(r);
 }
 
-/* ---- the run's own records ---- */
-
-static jv string_or_null(const char *s)
-{
-	return s ? jv_string(s) : jv_null();
-}
-
-static jv snapshot_commit(const struct run *r)
-{
-	return string_or_null(xg_json_string_peek(r->snapshot, "commit"));
-}
-
-static void write_run_start(struct run *r)
-{
-	jv v = xg_rec_new("run_start");
-
-	v = xg_json_set(v, "schema", jv_string("xg/1"));
-	v = xg_json_set(v, "run", jv_string(r->id));
-	v = xg_json_set(v, "conversation", string_or_null(r->conv));
-	v = xg_json_set(v, "model", string_or_null(xg_json_string_peek(r->model, "id")));
-	v = xg_json_set(v, "effort", string_or_null(xg_json_string_peek(r->model, "effort")));
-	v = xg_json_set(v, "variant", string_or_null(xg_json_string_peek(r->pack, "variant")));
-	v = xg_json_set(v, "version", string_or_null(xg_json_string_peek(r->pack, "version")));
-	v = xg_json_set(v, "snapshot", snapshot_commit(r));
-	v = xg_json_set(v, "mode", string_or_null(r->mode));
-	v = xg_json_set(v, "cwd", string_or_null(r->cwd));
-	xg_run_out_write(&r->out, v);
-}
-
-static jv usage_object(long long in, long long cached, long long out)
-{
-	jv u = jv_object();
-
-	u = xg_json_set(u, "input", jv_number((double)in));
-	u = xg_json_set(u, "cached_input", jv_number((double)cached));
-	return xg_json_set(u, "output", jv_number((double)out));
-}
-
-static void write_summary(struct run *r, const char *ended)
-{
-	jv v = jv_object();
-
-	v = xg_json_set(v, "id", jv_string(r->id));
-	v = xg_json_set(v, "conversation", string_or_null(r->conv));
-	v = xg_json_set(v, "model", string_or_null(xg_json_string_peek(r->model, "id")));
-	v = xg_json_set(v, "effort", string_or_null(xg_json_string_peek(r->model, "effort")));
-	v = xg_json_set(v, "variant", string_or_null(xg_json_string_peek(r->pack, "variant")));
-	v = xg_json_set(v, "version", string_or_null(xg_json_string_peek(r->pack, "version")));
-	v = xg_json_set(v, "snapshot", snapshot_commit(r));
-	v = xg_json_set(v, "mode", string_or_null(r->mode));
-	v = xg_json_set(v, "cwd", string_or_null(r->cwd));
-	v = xg_json_set(v, "status", string_or_null(r->status));
-	v = xg_json_set(v, "stop", string_or_null(r->stop));
-	v = xg_json_set(v, "reason", string_or_null(r->reason));
-	v = xg_json_set(v, "usage", usage_object(r->in, r->cached, r->output));
-	v = xg_json_set(v, "tool_calls", jv_number(r->calls));
-	v = xg_json_set(v, "requests", jv_number(r->requests));
-	v = xg_json_set(v, "started", jv_string(r->started));
-	v = xg_json_set(v, "ended", string_or_null(ended));
-	v = xg_json_set(v, "ms", ended ? jv_number((double)(xg_clock_ms() - r->t0)) : jv_null());
-	xg_run_out_summary(&r->out, v);
-}
-
-static void write_run_end(struct run *r)
-{
-	jv v = xg_rec_new("run_end");
-
-	v = xg_json_set(v, "run", jv_string(r->id));
-	v = xg_json_set(v, "conversation", string_or_null(r->conv));
-	v = xg_json_set(v, "status", jv_string(r->status));
-	if (r->stop)
-		v = xg_json_set(v, "stop", jv_string(r->stop));
-	if (r->reason)
-		v = xg_json_set(v, "reason", jv_string(r->reason));
-	v = xg_json_set(v, "exit", jv_number(r->rc));
-	v = xg_json_set(v, "reply", r->reply ? xg_json_string_bytes(r->reply, strlen(r->reply))
-						: jv_null());
-	v = xg_json_set(v, "usage", usage_object(r->in, r->cached, r->output));
-	v = xg_json_set(v, "tool_calls", jv_number(r->calls));
-	v = xg_json_set(v, "requests", jv_number(r->requests));
-	v = xg_json_set(v, "slices", jv_number(1));
-	v = xg_json_set(v, "ms", jv_number((double)(xg_clock_ms() - r->t0)));
-	xg_run_out_write(&r->out, v);
-}
+/* ---- the order of the run's records ---- */
 
 /*
  * The run's own records wait until run_start is out; begin() writes it (and
  * run.json) once the snapshot is in, at the first event of the first reply
  * or when the run ends before one.
  */
-static void emit(struct run *r, jv rec)
+void xg_run_emit(struct run *r, jv rec)
 {
 	if (r->begun)
 		xg_run_out_write(&r->out, rec);
@@ -564,8 +459,8 @@ static void begin(struct run *r)
 	if (r->begun)
 		return;
 	join_snapshot(r);
-	write_run_start(r);
-	write_summary(r, NULL);
+	xg_run_write_start(r);
+	xg_run_write_summary(r, NULL);
 	r->begun = 1;
 	jv_array_foreach(r->pending, i, v) {
 		(void)i;
@@ -573,168 +468,6 @@ static void begin(struct run *r)
 	}
 	jv_free(r->pending);
 	r->pending = jv_array();
-}
-
-/* ---- the conversation ---- *//* ---- the conversation ---- */
-
-/* Appends entry (consumed) to the conversation; 0 or fails the run. */
-static int remember(struct run *r, jv entry)
-{
-	int rc;
-
-	entry = xg_json_set(entry, "run", jv_string(r->id));
-	rc = xg_conv_append(r->conv, entry);
-	if (rc == -2)
-		return fail(r, XG_EX_TEMPFAIL, "the conversation '%s' is locked", r->conv);
-	if (rc < 0)
-		return fail(r, XG_EX_IOERR, "cannot append to the conversation '%s'", r->conv);
-	return 0;
-}
-
-static int collect(jv entry, void *ctx)
-{
-	jv *all = ctx;
-
-	*all = jv_array_append(*all, jv_copy(entry));
-	return 0;
-}
-
-/* Results for calls that never got one (a run that ended mid-call), so the
- * history stays a valid exchange. */
-static jv close_calls(jv msgs, jv *pending)
-{
-	jv_array_foreach(*pending, i, c) {
-		jv m = jv_object();
-
-		(void)i;
-		m = xg_json_set(m, "role", jv_string("tool"));
-		m = xg_json_set(m, "id", jv_copy(xg_json_get_peek(c, "id")));
-		m = xg_json_set(m, "name", jv_copy(xg_json_get_peek(c, "name")));
-		m = xg_json_set(m, "output", jv_string("not run: the run ended before this call"));
-		m = xg_json_set(m, "ok", jv_false());
-		msgs = jv_array_append(msgs, m);
-		jv_free(c);
-	}
-	jv_free(*pending);
-	*pending = jv_array();
-	return msgs;
-}
-
-static jv without_id(jv pending, const char *id)
-{
-	jv out = jv_array();
-
-	jv_array_foreach(pending, i, c) {
-		const char *cid = xg_json_string_peek(c, "id");
-
-		(void)i;
-		if (cid && id && !strcmp(cid, id))
-			jv_free(c);
-		else
-			out = jv_array_append(out, c);
-	}
-	jv_free(pending);
-	return out;
-}
-
-/* The conversation's messages and tool results as provider messages. */
-static int load_history(struct run *r)
-{
-	jv all, pending;
-	int n, i;
-
-	r->messages = jv_array();
-	if (r->conv_new)
-		return 0;
-	all = jv_array();
-	pending = jv_array();
-	if (xg_conv_scan_back(r->conv, collect, &all, NULL) < 0 && errno != ENOENT) {
-		jv_free(all);
-		jv_free(pending);
-		return fail(r, XG_EX_IOERR, "cannot read the conversation '%s'", r->conv);
-	}
-	n = jv_array_length(jv_copy(all));
-	for (i = n - 1; i >= 0; i--) {
-		jv e = jv_array_get(jv_copy(all), i), m;
-		const char *type = xg_json_string_peek(e, "type");
-		const char *role = xg_json_string_peek(e, "role");
-
-		if (type && !strcmp(type, "message") && role &&
-		    (!strcmp(role, "user") || !strcmp(role, "assistant"))) {
-			r->messages = close_calls(r->messages, &pending);
-			m = jv_object();
-			m = xg_json_set(m, "role", jv_string(role));
-			m = xg_json_set(m, "text", jv_copy(xg_json_get_peek(e, "text")));
-			if (jv_is_valid(xg_json_get_peek(e, "reasoning")))
-				m = xg_json_set(m, "reasoning", jv_copy(xg_json_get_peek(e, "reasoning")));
-			if (jv_get_kind(xg_json_get_peek(e, "tool_calls")) == JV_KIND_ARRAY) {
-				m = xg_json_set(m, "tool_calls",
-						jv_copy(xg_json_get_peek(e, "tool_calls")));
-				jv_free(pending);
-				pending = jv_copy(xg_json_get_peek(e, "tool_calls"));
-			}
-			r->messages = jv_array_append(r->messages, m);
-		} else if (type && !strcmp(type, "tool_result")) {
-			m = jv_object();
-			m = xg_json_set(m, "role", jv_string("tool"));
-			m = xg_json_set(m, "id", jv_copy(xg_json_get_peek(e, "id")));
-			m = xg_json_set(m, "name", jv_copy(xg_json_get_peek(e, "name")));
-			m = xg_json_set(m, "output", jv_copy(xg_json_get_peek(e, "output")));
-			m = xg_json_set(m, "ok", jv_copy(xg_json_get_peek(e, "ok")));
-			pending = without_id(pending, xg_json_string_peek(e, "id"));
-			r->messages = jv_array_append(r->messages, m);
-		}
-		jv_free(e);
-	}
-	r->messages = close_calls(r->messages, &pending);
-	jv_free(pending);
-	jv_free(all);
-	return 0;
-}
-
-/* A model other than the conversation's last is a model change, recorded
- * (xg-choices has written its own fallback already). */
-static int note_model_change(struct run *r)
-{
-	jv last, e;
-	const char *id = xg_json_string_peek(r->model, "id");
-	const char *src = xg_json_string_peek(r->model, "source");
-	const char *was;
-	int rc = 0;
-
-	if (r->conv_new)
-		return 0;
-	last = xg_conv_last_model(r->conv, NULL);
-	was = xg_json_string_peek(last, "id");
-	if (was && id && strcmp(was, id) && !(src && !strcmp(src, "fallback"))) {
-		e = xg_rec_new("model_change");
-		e = xg_json_set(e, "from", jv_string(was));
-		e = xg_json_set(e, "to", jv_string(id));
-		e = xg_json_set(e, "effort", string_or_null(xg_json_string_peek(r->model, "effort")));
-		e = xg_json_set(e, "reason", jv_string(src && !strcmp(src, "flag") ? "selected" : src ? src : "selected"));
-		rc = remember(r, jv_copy(e));
-		emit(r, e);
-	}
-	jv_free(last);
-	return rc;
-}
-
-/* Adds a user message to the request, the conversation and the records. */
-static int add_user_message(struct run *r, const char *text, const char *kind)
-{
-	jv m = jv_object(), e, rec;
-
-	m = xg_json_set(m, "role", jv_string("user"));
-	m = xg_json_set(m, "text", jv_string(text));
-	r->messages = jv_array_append(r->messages, m);
-	e = xg_rec_new("message");
-	e = xg_json_set(e, "role", jv_string("user"));
-	e = xg_json_set(e, "text", jv_string(text));
-	if (kind)
-		e = xg_json_set(e, "kind", jv_string(kind));
-	rec = jv_copy(e);
-	emit(r, rec);
-	return remember(r, e);
 }
 
 /* ---- one request ---- */
@@ -774,7 +507,7 @@ static int on_event(void *ctx, jv ev)
 		if (t->r->o->stream) {
 			jv rec = xg_rec_new("text");
 
-			emit(t->r, xg_json_set(rec, "text", jv_string(s)));
+			xg_run_emit(t->r, xg_json_set(rec, "text", jv_string(s)));
 		}
 	} else if (!strcmp(type, "reasoning_block")) {
 		jv b = jv_object();
@@ -815,7 +548,7 @@ static void on_retry(void *ctx, const struct xg_provider_retry *rr)
 	if (rr->message && *rr->message)
 		v = xg_json_set(v, "message", jv_string(rr->message));
 	v = xg_json_set(v, "partial", jv_bool(rr->partial));
-	emit(t->r, v);
+	xg_run_emit(t->r, v);
 	/* What the failed attempt delivered is dropped: the next starts over. */
 	if (rr->partial)
 		turn_reset(t);
@@ -899,8 +632,8 @@ static void count_usage(struct run *r, jv u)
 	v = xg_json_set(v, "input", jv_number((double)in));
 	v = xg_json_set(v, "cached_input", jv_number((double)cached));
 	v = xg_json_set(v, "output", jv_number((double)out));
-	v = xg_json_set(v, "cumulative", usage_object(r->in, r->cached, r->output));
-	emit(r, v);
+	v = xg_json_set(v, "cumulative", xg_run_usage(r->in, r->cached, r->output));
+	xg_run_emit(r, v);
 }
 
 /* The reply as an assistant message: in the request, the conversation and
@@ -934,8 +667,8 @@ static int add_reply(struct run *r, struct turn *t)
 	e = xg_json_set(e, "effort", string_or_null(xg_json_string_peek(r->model, "effort")));
 	if (t->finish[0])
 		e = xg_json_set(e, "finish", jv_string(t->finish));
-	emit(r, jv_copy(e));
-	return remember(r, jv_object_delete(e, jv_string("finish")));
+	xg_run_emit(r, jv_copy(e));
+	return xg_run_remember(r, jv_object_delete(e, jv_string("finish")));
 }
 
 /* ---- tools ---- */
@@ -1008,13 +741,13 @@ static int keep_result(struct run *r, const char *id, const char *name, jv res, 
 
 	if (!strcmp(name, "todo_write") && jv_get_kind(xg_json_get_peek(res, "items")) == JV_KIND_ARRAY) {
 		rec = xg_rec_new("todo");
-		emit(r, xg_json_set(rec, "items", jv_copy(xg_json_get_peek(res, "items"))));
+		xg_run_emit(r, xg_json_set(rec, "items", jv_copy(xg_json_get_peek(res, "items"))));
 	}
 	rec = xg_rec_new("tool_result");
 	rec = xg_json_set(rec, "id", jv_string(id));
 	rec = xg_json_set(rec, "name", jv_string(name));
 	rec = jv_object_merge(rec, jv_copy(res));
-	emit(r, xg_json_set(rec, "ms", jv_number((double)(xg_clock_ms() - t0))));
+	xg_run_emit(r, xg_json_set(rec, "ms", jv_number((double)(xg_clock_ms() - t0))));
 
 	m = jv_object();
 	m = xg_json_set(m, "role", jv_string("tool"));
@@ -1029,7 +762,7 @@ static int keep_result(struct run *r, const char *id, const char *name, jv res, 
 	e = xg_json_set(e, "ok", jv_copy(xg_json_get_peek(res, "ok")));
 	e = xg_json_set(e, "output", jv_copy(xg_json_get_peek(res, "output")));
 	jv_free(res);
-	return remember(r, e);
+	return xg_run_remember(r, e);
 }
 
 /* One tool call (consumed): its record, the gates, the tool, its result. */
@@ -1052,7 +785,7 @@ static int run_call(struct run *r, jv call)
 	rec = xg_rec_new("tool_call");
 	rec = xg_json_set(rec, "id", jv_string(id));
 	rec = xg_json_set(rec, "name", jv_string(name));
-	emit(r, xg_json_set(rec, "args", jv_copy(args)));
+	xg_run_emit(r, xg_json_set(rec, "args", jv_copy(args)));
 	r->calls++;
 	res = call_result(r, call, id, name, args);
 	rc = keep_result(r, id, name, res, t0);
@@ -1079,7 +812,7 @@ static int classify_plan(struct run *r, char **problems)
 		fail(r, XG_EX_SOFTWARE, "cannot classify the plan reply");
 		return -1;
 	}
-	emit(r, xg_plan_record(&pr));
+	xg_run_emit(r, xg_plan_record(&pr));
 	invalid = pr.outcome == XG_PLAN_INVALID;
 	for (i = 0; invalid && i < pr.nproblems; i++)
 		xg_buf_addf(&b, "%s%s", i ? "; " : "", pr.problems[i].message);
@@ -1135,8 +868,8 @@ static int converse(struct run *r)
 
 	r->tools = xg_tool_schemas();
 	r->stable = stable_bytes(r->pack);
-	if (load_history(r) || note_model_change(r) ||
-	    add_user_message(r, xg_json_string_peek(r->request, "text"), NULL))
+	if (xg_run_load_history(r) || xg_run_note_model_change(r) ||
+	    xg_run_add_user_message(r, xg_json_string_peek(r->request, "text"), NULL))
 		goto out;
 	for (;;) {
 		if (run_signal)
@@ -1175,7 +908,7 @@ static int converse(struct run *r)
 			if (rc == 1 && !repaired && !run_signal) {
 				repaired = 1;
 				text = repair_text(r, problems);
-				rc = add_user_message(r, text, "plan-repair");
+				rc = xg_run_add_user_message(r, text, "plan-repair");
 				free(text);
 				if (rc)
 					break;
@@ -1274,9 +1007,9 @@ int xg_run(const struct xg_run_opts *o, FILE *fp)
 	if (r.gate_running)
 		pthread_join(r.gate_thread, NULL);
 	begin(&r);
-	write_run_end(&r);
+	xg_run_write_end(&r);
 	xg_clock_rfc3339(xg_clock_wall_ms(), ended);
-	write_summary(&r, ended);
+	xg_run_write_summary(&r, ended);
 	if (r.out.write_error && !r.rc)
 		r.rc = XG_EX_IOERR;
 	run_procs = NULL;

@@ -1,0 +1,167 @@
+/*
+ * The conversation of a run: its history loaded as provider messages, and
+ * each message, tool result and model change appended as it is complete.
+ */
+#include "xg.h"
+#include "run/run.h"
+#include "conversation.h"
+
+/* Appends entry (consumed) to the conversation; 0 or fails the run. */
+int xg_run_remember(struct run *r, jv entry)
+{
+	int rc;
+
+	entry = xg_json_set(entry, "run", jv_string(r->id));
+	rc = xg_conv_append(r->conv, entry);
+	if (rc == -2)
+		return xg_run_fail(r, XG_EX_TEMPFAIL, "the conversation '%s' is locked", r->conv);
+	if (rc < 0)
+		return xg_run_fail(r, XG_EX_IOERR, "cannot append to the conversation '%s'", r->conv);
+	return 0;
+}
+
+static int collect(jv entry, void *ctx)
+{
+	jv *all = ctx;
+
+	*all = jv_array_append(*all, jv_copy(entry));
+	return 0;
+}
+
+/* Results for calls that never got one (a run that ended mid-call), so the
+ * history stays a valid exchange. */
+static jv close_calls(jv msgs, jv *pending)
+{
+	jv_array_foreach(*pending, i, c) {
+		jv m = jv_object();
+
+		(void)i;
+		m = xg_json_set(m, "role", jv_string("tool"));
+		m = xg_json_set(m, "id", jv_copy(xg_json_get_peek(c, "id")));
+		m = xg_json_set(m, "name", jv_copy(xg_json_get_peek(c, "name")));
+		m = xg_json_set(m, "output", jv_string("not run: the run ended before this call"));
+		m = xg_json_set(m, "ok", jv_false());
+		msgs = jv_array_append(msgs, m);
+		jv_free(c);
+	}
+	jv_free(*pending);
+	*pending = jv_array();
+	return msgs;
+}
+
+static jv without_id(jv pending, const char *id)
+{
+	jv out = jv_array();
+
+	jv_array_foreach(pending, i, c) {
+		const char *cid = xg_json_string_peek(c, "id");
+
+		(void)i;
+		if (cid && id && !strcmp(cid, id))
+			jv_free(c);
+		else
+			out = jv_array_append(out, c);
+	}
+	jv_free(pending);
+	return out;
+}
+
+/* The conversation's messages and tool results as provider messages. */
+int xg_run_load_history(struct run *r)
+{
+	jv all, pending;
+	int n, i;
+
+	r->messages = jv_array();
+	if (r->conv_new)
+		return 0;
+	all = jv_array();
+	pending = jv_array();
+	if (xg_conv_scan_back(r->conv, collect, &all, NULL) < 0 && errno != ENOENT) {
+		jv_free(all);
+		jv_free(pending);
+		return xg_run_fail(r, XG_EX_IOERR, "cannot read the conversation '%s'", r->conv);
+	}
+	n = jv_array_length(jv_copy(all));
+	for (i = n - 1; i >= 0; i--) {
+		jv e = jv_array_get(jv_copy(all), i), m;
+		const char *type = xg_json_string_peek(e, "type");
+		const char *role = xg_json_string_peek(e, "role");
+
+		if (type && !strcmp(type, "message") && role &&
+		    (!strcmp(role, "user") || !strcmp(role, "assistant"))) {
+			r->messages = close_calls(r->messages, &pending);
+			m = jv_object();
+			m = xg_json_set(m, "role", jv_string(role));
+			m = xg_json_set(m, "text", jv_copy(xg_json_get_peek(e, "text")));
+			if (jv_is_valid(xg_json_get_peek(e, "reasoning")))
+				m = xg_json_set(m, "reasoning", jv_copy(xg_json_get_peek(e, "reasoning")));
+			if (jv_get_kind(xg_json_get_peek(e, "tool_calls")) == JV_KIND_ARRAY) {
+				m = xg_json_set(m, "tool_calls",
+						jv_copy(xg_json_get_peek(e, "tool_calls")));
+				jv_free(pending);
+				pending = jv_copy(xg_json_get_peek(e, "tool_calls"));
+			}
+			r->messages = jv_array_append(r->messages, m);
+		} else if (type && !strcmp(type, "tool_result")) {
+			m = jv_object();
+			m = xg_json_set(m, "role", jv_string("tool"));
+			m = xg_json_set(m, "id", jv_copy(xg_json_get_peek(e, "id")));
+			m = xg_json_set(m, "name", jv_copy(xg_json_get_peek(e, "name")));
+			m = xg_json_set(m, "output", jv_copy(xg_json_get_peek(e, "output")));
+			m = xg_json_set(m, "ok", jv_copy(xg_json_get_peek(e, "ok")));
+			pending = without_id(pending, xg_json_string_peek(e, "id"));
+			r->messages = jv_array_append(r->messages, m);
+		}
+		jv_free(e);
+	}
+	r->messages = close_calls(r->messages, &pending);
+	jv_free(pending);
+	jv_free(all);
+	return 0;
+}
+
+/* A model other than the conversation's last is a model change, recorded
+ * (xg-choices has written its own fallback already). */
+int xg_run_note_model_change(struct run *r)
+{
+	jv last, e;
+	const char *id = xg_json_string_peek(r->model, "id");
+	const char *src = xg_json_string_peek(r->model, "source");
+	const char *was;
+	int rc = 0;
+
+	if (r->conv_new)
+		return 0;
+	last = xg_conv_last_model(r->conv, NULL);
+	was = xg_json_string_peek(last, "id");
+	if (was && id && strcmp(was, id) && !(src && !strcmp(src, "fallback"))) {
+		e = xg_rec_new("model_change");
+		e = xg_json_set(e, "from", jv_string(was));
+		e = xg_json_set(e, "to", jv_string(id));
+		e = xg_json_set(e, "effort", string_or_null(xg_json_string_peek(r->model, "effort")));
+		e = xg_json_set(e, "reason", jv_string(src && !strcmp(src, "flag") ? "selected" : src ? src : "selected"));
+		rc = xg_run_remember(r, jv_copy(e));
+		xg_run_emit(r, e);
+	}
+	jv_free(last);
+	return rc;
+}
+
+/* Adds a user message to the request, the conversation and the records. */
+int xg_run_add_user_message(struct run *r, const char *text, const char *kind)
+{
+	jv m = jv_object(), e, rec;
+
+	m = xg_json_set(m, "role", jv_string("user"));
+	m = xg_json_set(m, "text", jv_string(text));
+	r->messages = jv_array_append(r->messages, m);
+	e = xg_rec_new("message");
+	e = xg_json_set(e, "role", jv_string("user"));
+	e = xg_json_set(e, "text", jv_string(text));
+	if (kind)
+		e = xg_json_set(e, "kind", jv_string(kind));
+	rec = jv_copy(e);
+	xg_run_emit(r, rec);
+	return xg_run_remember(r, e);
+}

@@ -1,0 +1,90 @@
+#ifndef XG_RUN_RUN_H
+#define XG_RUN_RUN_H
+/*
+ * What the files of the agent loop share (loop.c, history.c, summary.c);
+ * private to lib/run: the public entry is run/loop.h.
+ *
+ * struct run is one run's whole state.  loop.c drives it; history.c loads
+ * the conversation so far and appends to it; summary.c writes the run's own
+ * records (run_start, run_end) and runs/ID/run.json.
+ */
+#include <pthread.h>
+#include "json.h"
+#include "choices.h"
+#include "run/loop.h"
+#include "run/record.h"
+#include "run/tools.h"
+
+struct xg_provider;
+struct xg_gate;
+
+struct run {
+	const struct xg_run_opts *o;
+	struct xg_run_out out;
+	int64_t t0;
+	char started[25];
+	char *id, *conv, *cwd;
+	int conv_new;
+	jv request, snapshot, model, pack;
+	pthread_t snapshot_thread;
+	int snapshot_running;
+	pthread_t gate_thread;
+	int gate_running;
+	char *gate_err;
+	jv pending;		/* the run's records until run_start is out */
+	int begun;
+	const char *mode;
+	struct xg_choices choices;
+	int have_catalog;
+	struct xg_provider *prov;
+	const char **env_drop;
+	struct xg_gate *gate;
+	struct xg_tool_procs procs;
+	jv messages, tools;
+	long long stable;	/* bytes of the system prompt that never change */
+	long long in, cached, output;
+	int calls, requests;
+	char *reply;
+	const char *status, *stop;
+	char *reason;
+	int rc;
+};
+
+static inline jv string_or_null(const char *s)
+{
+	return s ? jv_string(s) : jv_null();
+}
+
+/* loop.c */
+
+/* Ends the run as failed with exit code rc; the reason also goes to stderr.
+ * Returns rc. */
+__attribute__((format(printf, 3, 4)))
+int xg_run_fail(struct run *r, int rc, const char *fmt, ...);
+/* Writes one of the run's own records (consumed), held back until
+ * run_start is out. */
+void xg_run_emit(struct run *r, jv rec);
+
+/* history.c: the conversation */
+
+/* Appends entry (consumed) to the conversation; 0 or fails the run. */
+int xg_run_remember(struct run *r, jv entry);
+/* The conversation's messages and tool results as provider messages, in
+ * r->messages; 0 or fails the run. */
+int xg_run_load_history(struct run *r);
+/* Records a model other than the conversation's last; 0 or fails the run. */
+int xg_run_note_model_change(struct run *r);
+/* Adds a user message to the request, the conversation and the records;
+ * kind may be NULL. */
+int xg_run_add_user_message(struct run *r, const char *text, const char *kind);
+
+/* summary.c: the run's own records */
+
+/* {"input", "cached_input", "output"} */
+jv xg_run_usage(long long in, long long cached, long long out);
+void xg_run_write_start(struct run *r);
+void xg_run_write_end(struct run *r);
+/* runs/ID/run.json; ended is NULL while the run goes on. */
+void xg_run_write_summary(struct run *r, const char *ended);
+
+#endif

@@ -1,0 +1,84 @@
+/*
+ * The run's own records: run_start, run_end and the summary in
+ * runs/ID/run.json.
+ */
+#include "xg.h"
+#include "run/run.h"
+
+static jv snapshot_commit(const struct run *r)
+{
+	return string_or_null(xg_json_string_peek(r->snapshot, "commit"));
+}
+
+void xg_run_write_start(struct run *r)
+{
+	jv v = xg_rec_new("run_start");
+
+	v = xg_json_set(v, "schema", jv_string("xg/1"));
+	v = xg_json_set(v, "run", jv_string(r->id));
+	v = xg_json_set(v, "conversation", string_or_null(r->conv));
+	v = xg_json_set(v, "model", string_or_null(xg_json_string_peek(r->model, "id")));
+	v = xg_json_set(v, "effort", string_or_null(xg_json_string_peek(r->model, "effort")));
+	v = xg_json_set(v, "variant", string_or_null(xg_json_string_peek(r->pack, "variant")));
+	v = xg_json_set(v, "version", string_or_null(xg_json_string_peek(r->pack, "version")));
+	v = xg_json_set(v, "snapshot", snapshot_commit(r));
+	v = xg_json_set(v, "mode", string_or_null(r->mode));
+	v = xg_json_set(v, "cwd", string_or_null(r->cwd));
+	xg_run_out_write(&r->out, v);
+}
+
+jv xg_run_usage(long long in, long long cached, long long out)
+{
+	jv u = jv_object();
+
+	u = xg_json_set(u, "input", jv_number((double)in));
+	u = xg_json_set(u, "cached_input", jv_number((double)cached));
+	return xg_json_set(u, "output", jv_number((double)out));
+}
+
+void xg_run_write_summary(struct run *r, const char *ended)
+{
+	jv v = jv_object();
+
+	v = xg_json_set(v, "id", jv_string(r->id));
+	v = xg_json_set(v, "conversation", string_or_null(r->conv));
+	v = xg_json_set(v, "model", string_or_null(xg_json_string_peek(r->model, "id")));
+	v = xg_json_set(v, "effort", string_or_null(xg_json_string_peek(r->model, "effort")));
+	v = xg_json_set(v, "variant", string_or_null(xg_json_string_peek(r->pack, "variant")));
+	v = xg_json_set(v, "version", string_or_null(xg_json_string_peek(r->pack, "version")));
+	v = xg_json_set(v, "snapshot", snapshot_commit(r));
+	v = xg_json_set(v, "mode", string_or_null(r->mode));
+	v = xg_json_set(v, "cwd", string_or_null(r->cwd));
+	v = xg_json_set(v, "status", string_or_null(r->status));
+	v = xg_json_set(v, "stop", string_or_null(r->stop));
+	v = xg_json_set(v, "reason", string_or_null(r->reason));
+	v = xg_json_set(v, "usage", xg_run_usage(r->in, r->cached, r->output));
+	v = xg_json_set(v, "tool_calls", jv_number(r->calls));
+	v = xg_json_set(v, "requests", jv_number(r->requests));
+	v = xg_json_set(v, "started", jv_string(r->started));
+	v = xg_json_set(v, "ended", string_or_null(ended));
+	v = xg_json_set(v, "ms", ended ? jv_number((double)(xg_clock_ms() - r->t0)) : jv_null());
+	xg_run_out_summary(&r->out, v);
+}
+
+void xg_run_write_end(struct run *r)
+{
+	jv v = xg_rec_new("run_end");
+
+	v = xg_json_set(v, "run", jv_string(r->id));
+	v = xg_json_set(v, "conversation", string_or_null(r->conv));
+	v = xg_json_set(v, "status", jv_string(r->status));
+	if (r->stop)
+		v = xg_json_set(v, "stop", jv_string(r->stop));
+	if (r->reason)
+		v = xg_json_set(v, "reason", jv_string(r->reason));
+	v = xg_json_set(v, "exit", jv_number(r->rc));
+	v = xg_json_set(v, "reply", r->reply ? xg_json_string_bytes(r->reply, strlen(r->reply))
+						: jv_null());
+	v = xg_json_set(v, "usage", xg_run_usage(r->in, r->cached, r->output));
+	v = xg_json_set(v, "tool_calls", jv_number(r->calls));
+	v = xg_json_set(v, "requests", jv_number(r->requests));
+	v = xg_json_set(v, "slices", jv_number(1));
+	v = xg_json_set(v, "ms", jv_number((double)(xg_clock_ms() - r->t0)));
+	xg_run_out_write(&r->out, v);
+}
