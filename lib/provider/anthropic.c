@@ -21,9 +21,11 @@
  * The next request's automatic breakpoint looks back about 20 blocks for
  * an entry written earlier; it finds the previous request's unless one turn
  * added more than that (ten or more parallel tool calls with their results),
- * and then that one request writes the prefix afresh.  Two of the four
- * breakpoints stay unused: spending them on blocks would only help the first
- * wide turns of a conversation, because a marker once sent stays.
+ * and then that one request writes the conversation afresh (it still reads
+ * tools and system through the first marker).  Two of the four breakpoints
+ * stay unused: spending them on blocks would only help the first wide turns
+ * of a conversation, because a marker once sent stays.  docs/providers.md
+ * says what of Anthropic's documentation this rests on.
  */
 #include "xg.h"
 #include "provider/wire.h"
