@@ -2,9 +2,30 @@
  * Anthropic Messages.  Thinking blocks come back with their signature and
  * are sent back verbatim; tool input arrives as input_json_delta fragments
  * parsed at the block's end; message_delta carries cumulative usage; an
- * error inside the stream is "event: error".  The stable prefix of the
- * system prompt and the end of the conversation carry cache_control, so
- * each request reads the previous one's prefix from the prompt cache.
+ * error inside the stream is "event: error".
+ *
+ * Prompt caching.  Every request of a run must be the previous one plus new
+ * messages, byte for byte, so nothing already sent may change, and that
+ * includes cache_control markers: a marker on "the newest block" would move
+ * from block to block and rewrite what was sent.  A request may carry at
+ * most four breakpoints, so markers that stay where they were put would run
+ * out after a few turns.  Two markers that never change do the work:
+ *
+ *  - the stable prefix of the system prompt carries one (tools and system
+ *    render before the messages, so it covers both), which later runs with
+ *    the same pack read even when the dynamic rest of the prompt differs;
+ *  - a top-level cache_control asks for automatic caching: the API puts the
+ *    breakpoint on the last cacheable block of each request itself, so the
+ *    breakpoint advances with the conversation while no message carries it.
+ *
+ * The next request's automatic breakpoint looks back about 20 blocks for
+ * an entry written earlier; it finds the previous request's unless one turn
+ * added more than that (ten or more parallel tool calls with their results),
+ * and then that one request writes the conversation afresh (it still reads
+ * tools and system through the first marker).  Two of the four breakpoints
+ * stay unused: spending them on blocks would only help the first wide turns
+ * of a conversation, because a marker once sent stays.  docs/providers.md
+ * says what of Anthropic's documentation this rests on.
  */
 #include "xg.h"
 #include "provider/wire.h"
@@ -95,32 +116,6 @@ static jv add_message(jv msgs, const char *role, jv blocks)
 	return jv_array_append(msgs, xg_json_set(last, "content", blocks));
 }
 
-/* Marks the last block of the conversation as a cache breakpoint. */
-static jv mark_end(jv msgs)
-{
-	int n = xg_json_length_peek(msgs), k;
-	jv last, content, blk;
-	const char *t;
-
-	if (n <= 0)
-		return msgs;
-	last = jv_array_get(jv_copy(msgs), n - 1);
-	content = jv_copy(xg_json_get_peek(last, "content"));
-	k = xg_json_length_peek(content);
-	blk = jv_array_get(jv_copy(content), k - 1);
-	t = xg_json_string_peek(blk, "type");
-	if (t && (!strcmp(t, "text") || !strcmp(t, "tool_result") || !strcmp(t, "tool_use"))) {
-		blk = xg_json_set(blk, "cache_control", ephemeral());
-		content = jv_array_set(content, k - 1, blk);
-		last = xg_json_set(last, "content", content);
-		return jv_array_set(msgs, n - 1, last);
-	}
-	jv_free(blk);
-	jv_free(content);
-	jv_free(last);
-	return msgs;
-}
-
 static long effort_budget(const char *effort)
 {
 	if (!effort || !*effort || !strcmp(effort, "none"))
@@ -153,6 +148,8 @@ static int anthropic_encode(const struct xg_provider *p, jv req, jv *out, char *
 		max_output = XG_ANTHROPIC_DEFAULT_MAX;
 	body = xg_json_set(body, "model", jv_string(model));
 	body = xg_json_set(body, "max_tokens", jv_number((double)max_output));
+	/* Automatic caching: see the top of this file. */
+	body = xg_json_set(body, "cache_control", ephemeral());
 	if (system && *system) {
 		size_t len = strlen(system), stable = xg_wire_stable_len(req, system, len);
 		jv blocks = jv_array();
@@ -204,7 +201,7 @@ static int anthropic_encode(const struct xg_provider *p, jv req, jv *out, char *
 		}
 		jv_free(m);
 	}
-	body = xg_json_set(body, "messages", mark_end(msgs));
+	body = xg_json_set(body, "messages", msgs);
 	msgs = jv_invalid();
 	tools = xg_json_get_peek(req, "tools");
 	n = jv_get_kind(tools) == JV_KIND_ARRAY ? xg_json_length_peek(tools) : 0;
