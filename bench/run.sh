@@ -1,12 +1,17 @@
 #!/bin/sh
-# xg-run figures (issue 7): one turn of "xg-run TEXT" in a 1,000-file git
-# repository against the loopback fake provider, N times (default 15):
+# Run figures (issue 7): one turn in a 1,000-file git repository with one
+# edited file, against the loopback fake provider, N times (default 15), of
+#   xg run --json TEXT   the pipeline xg-snapshot | xg-choices start |
+#                        xg-prompt-compile | xg-run, as xg composes it
+#   xg-run TEXT          xg-run alone, which snapshots, resolves the model
+#                        and compiles the pack itself
+# and for each:
 #   first_request_ms  process start to the request arriving at the fake
 #                     provider (target 15 ms)
 #   turn_ms           the whole run, start to exit (target 40 ms)
-#   peak_rss_kib      the run's peak resident set (target under 10 MiB)
-# as medians, with the minimum and maximum.  Each run snapshots the tree,
-# resolves the model and compiles the pack itself, as it does alone.
+#   peak_rss_kib      peak resident set of the largest process (target
+#                     under 10 MiB)
+# as medians, with the minimum and maximum.
 # Run from the source tree: sh bench/run.sh
 set -eu
 cd "$(dirname "$0")/.."
@@ -14,7 +19,7 @@ make -s all tests/bin/xg-test-run >/dev/null
 N=${N:-15}
 tmp=$(mktemp -d)
 trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
-echo "{\"text\":\"Done: nothing to change.\",\"usage\":{\"input\":1000,\"cached_input\":900,\"output\":8},\"repeat\":$((N + 1))}" >"$tmp/script"
+echo "{\"text\":\"Done: nothing to change.\",\"usage\":{\"input\":1000,\"cached_input\":900,\"output\":8},\"repeat\":$((2 * N + 2))}" >"$tmp/script"
 python3 tests/fake-provider --script "$tmp/script" --log "$tmp/log" --port-file "$tmp/port" \
 	--idle-exit 120 >/dev/null 2>&1 &
 pid=$!
@@ -42,11 +47,11 @@ mkdir -p "$repo"
 	git -c user.name=b -c user.email=b@example.com commit -qm files
 	echo edit >>dir0/f0.txt
 )
-python3 - "$PWD/tests/bin/xg-test-run" "$PWD/bin/xg-run" "$repo" "$tmp/log" "$N" <<'PY'
+python3 - "$PWD/tests/bin/xg-test-run" "$PWD/bin" "$repo" "$tmp/log" "$N" <<'PY'
 import json, subprocess, sys
-driver, prog, repo, logpath, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
-def one():
-    p = subprocess.run([driver, prog, "--model", "fake/m", "say done"], cwd=repo,
+driver, bindir, repo, logpath, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+def one(argv):
+    p = subprocess.run([driver] + argv + ["--model", "fake/m", "say done"], cwd=repo,
                        stdin=subprocess.DEVNULL, capture_output=True)
     stats = json.loads(p.stderr.decode().strip().splitlines()[-1])
     assert stats["status"] == 0, p.stderr.decode()
@@ -54,16 +59,18 @@ def one():
     assert end["status"] == "completed", end
     log = [json.loads(l) for l in open(logpath)]
     return log[-1]["t"] * 1000 - stats["start_us"] / 1000, stats["ms"], stats["maxrss_kib"]
-one()  # warm the page cache and the fake provider's connection handling
-first, turn, rss = [], [], []
-for i in range(n):
-    f, t, m = one()
-    first.append(f); turn.append(t); rss.append(m)
-def show(name, v, target):
+def show(cmd, name, v, target):
     v = sorted(v)
-    print(json.dumps({"what": name, "median": round(v[len(v) // 2], 1), "min": round(v[0], 1),
-                      "max": round(v[-1], 1), "target": target, "runs": len(v)}))
-show("first_request_ms", first, 15)
-show("turn_ms", turn, 40)
-show("peak_rss_kib", rss, 10240)
+    print(json.dumps({"cmd": cmd, "what": name, "median": round(v[len(v) // 2], 1),
+                      "min": round(v[0], 1), "max": round(v[-1], 1), "target": target,
+                      "runs": len(v)}))
+for cmd, argv in (("xg run", [bindir + "/xg", "run", "--json"]), ("xg-run", [bindir + "/xg-run"])):
+    one(argv)  # warm the page cache and the fake provider's connection handling
+    first, turn, rss = [], [], []
+    for i in range(n):
+        f, t, m = one(argv)
+        first.append(f); turn.append(t); rss.append(m)
+    show(cmd, "first_request_ms", first, 15)
+    show(cmd, "turn_ms", turn, 40)
+    show(cmd, "peak_rss_kib", rss, 10240)
 PY

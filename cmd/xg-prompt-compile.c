@@ -5,7 +5,6 @@
 #include "xg.h"
 #include "prompt.h"
 #include "variant.h"
-#include "conversation.h"
 
 static const char *const usage[] = {
 	"xg-prompt-compile [--text] [--mode mode] [--model model] [--variant ref]",
@@ -40,37 +39,6 @@ struct args {
 	const char *mode, *model, *variant, *tuned_for, *note;
 };
 
-/* A string field of an input record, or exit 65 naming the line. */
-static const char *field(const struct xg_rec *rec, const char *key)
-{
-	jv v = xg_json_get_peek(rec->v, key);
-
-	if (!jv_is_valid(v) || jv_get_kind(v) == JV_KIND_NULL)
-		return NULL;
-	if (jv_get_kind(v) != JV_KIND_STRING)
-		xg_die(XG_EX_DATAERR, "standard input:%zu: field '%s' of a %s record is %s, "
-		       "not a string", rec->lineno, key, rec->type, xg_json_kind_peek(v));
-	return jv_string_value(v);
-}
-
-/* A request's variant and conversation are checked here, where the line
- * is known. */
-static void check_ids(const struct xg_rec *rec, const char *variant, const char *conv)
-{
-	const char *at = variant ? strchr(variant, '@') : NULL;
-	char *name = variant ? xg_strndup(variant, at ? (size_t)(at - variant) : strlen(variant)) : NULL;
-	int ok = !variant || (xg_variant_name_valid(name) &&
-			      (!at || xg_variant_version_valid(at + 1)));
-
-	free(name);
-	if (!ok)
-		xg_die(XG_EX_DATAERR, "standard input:%zu: field 'variant' is '%s', not NAME "
-		       "or NAME@VERSION", rec->lineno, variant);
-	if (conv && !xg_conv_id_valid(conv))
-		xg_die(XG_EX_DATAERR, "standard input:%zu: field 'conversation' is '%s', not a "
-		       "conversation id", rec->lineno, conv);
-}
-
 static int write_all(jv recs)
 {
 	struct xg_rec_writer w;
@@ -85,76 +53,20 @@ static int write_all(jv recs)
 	return rc;
 }
 
-/*
- * The filter: passes every record through, keeps the last request and model,
- * and at the end writes the notices and the pack (or, with --text, the
- * system prompt alone, notices going to stderr).
- */
+/* Compiling: the filter over standard input, when it can be read. */
 static int compile(const struct args *a)
 {
+	struct xg_prompt_request flags = { a->variant, a->model, a->mode, NULL };
 	struct xg_rec_reader r;
 	struct xg_rec_writer w;
-	struct xg_rec rec;
-	struct xg_prompt_request rq = { a->variant, a->model, a->mode, NULL };
-	jv model = jv_null(), pack, notices = jv_array();
-	char *mode = NULL, *mdl = NULL, *variant = NULL, *conv = NULL;
-	int rc = 0, i, n;
+	int readable = xg_stdin_readable(), rc;
 
 	xg_rec_writer_init(&w, stdout);
-	if (xg_stdin_readable()) {
+	if (readable)
 		xg_rec_reader_init(&r, 0, "standard input");
-		while (xg_rec_next_or_die(&r, &rec) > 0) {
-			if (rec.type && !strcmp(rec.type, "request")) {
-				const char *m = field(&rec, "mode");
-
-				if (m && !xg_mode_valid(m))
-					xg_die(XG_EX_DATAERR, "standard input:%zu: field 'mode' is "
-					       "not a mode name (%s)", rec.lineno, XG_PROMPT_MODE_RULE);
-				free(mode); free(mdl); free(variant); free(conv);
-				mode = m ? xg_strdup(m) : NULL;
-				mdl = (m = field(&rec, "model")) ? xg_strdup(m) : NULL;
-				variant = (m = field(&rec, "variant")) ? xg_strdup(m) : NULL;
-				conv = (m = field(&rec, "conversation")) ? xg_strdup(m) : NULL;
-				check_ids(&rec, variant, conv);
-			} else if (rec.type && !strcmp(rec.type, "model")) {
-				jv_free(model);
-				model = (field(&rec, "id")) ? jv_string(field(&rec, "id")) : jv_null();
-			}
-			if (!a->text && xg_rec_pass(&w, &rec) < 0)
-				rc = XG_EX_IOERR;
-			xg_rec_release(&rec);
-			if (rc)
-				break;
-		}
+	rc = xg_prompt_filter(&flags, a->text, readable ? &r : NULL, &w);
+	if (readable)
 		xg_rec_reader_release(&r);
-	}
-	/* A flag wins over a model record, which wins over the request. */
-	if (!rq.model)
-		rq.model = jv_get_kind(model) == JV_KIND_STRING ? jv_string_value(model) : mdl;
-	if (!rq.mode)
-		rq.mode = mode;
-	if (!rq.variant)
-		rq.variant = variant;
-	rq.conversation = conv;
-	if (!rc)
-		rc = xg_prompt_pack(&rq, &pack, &notices);
-	if (!rc && a->text) {
-		n = jv_array_length(jv_copy(notices));
-		for (i = 0; i < n; i++) {
-			jv nt = jv_array_get(jv_copy(notices), i);
-
-			fprintf(stderr, "%s: %s\n", xg_progname, xg_json_string_peek(nt, "text"));
-			jv_free(nt);
-		}
-		fputs(xg_json_string_peek(pack, "system"), stdout);
-		putchar('\n');
-		jv_free(pack);
-	} else if (!rc) {
-		rc = write_all(jv_array_append(jv_copy(notices), pack));
-	}
-	jv_free(notices);
-	jv_free(model);
-	free(mode); free(mdl); free(variant); free(conv);
 	xg_rec_writer_release(&w);
 	return rc;
 }

@@ -64,25 +64,29 @@ static int run_snapshot(struct xg_snapshot_opts *so, int strict)
 		xg_rec_reader_init(&r, 0, "standard input");
 		while (xg_rec_next_or_die(&r, &rec) > 0) {
 			int is_request = rec.type && !strcmp(rec.type, "request");
+			const char *cwd = NULL;
 
-			/* Each typed turn gets its snapshot, taken before the
-			 * request goes on (so no later stage can have acted on
-			 * it yet) and written right after it. */
 			if (is_request) {
-				jv cwd = xg_json_get_peek(rec.v, "cwd");
+				jv v = xg_json_get_peek(rec.v, "cwd");
 
-				if (jv_is_valid(cwd) && jv_get_kind(cwd) != JV_KIND_STRING &&
-				    jv_get_kind(cwd) != JV_KIND_NULL)
+				if (jv_is_valid(v) && jv_get_kind(v) != JV_KIND_STRING &&
+				    jv_get_kind(v) != JV_KIND_NULL)
 					xg_die(XG_EX_DATAERR, "standard input: line %zu: field 'cwd' "
 					       "must be a string", rec.lineno);
-				snap = snapshot(so, xg_json_string_peek(rec.v, "cwd"), &ok);
+				cwd = xg_json_string_peek(rec.v, "cwd");
+			}
+			/* Each typed turn gets its snapshot, written right after
+			 * the request.  The request goes on first, flushed, so the
+			 * stages downstream prepare the run meanwhile; xg-run
+			 * runs no tool before the snapshot record has come. */
+			if (xg_rec_pass(&w, &rec) < 0 || (is_request && fflush(stdout) == EOF))
+				xg_die_errno(XG_EX_IOERR, "cannot write standard output");
+			if (is_request) {
+				snap = snapshot(so, cwd, &ok);
 				all_ok &= ok;
 				requests++;
-			}
-			if (xg_rec_pass(&w, &rec) < 0)
-				xg_die_errno(XG_EX_IOERR, "cannot write standard output");
-			if (is_request)
 				write_or_die(&w, snap);
+			}
 			xg_rec_release(&rec);
 		}
 		xg_rec_reader_release(&r);

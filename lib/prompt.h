@@ -122,4 +122,18 @@ struct xg_prompt_request {
 };
 int xg_prompt_pack(const struct xg_prompt_request *rq, jv *pack, jv *notices);
 
+/*
+ * xg-prompt-compile's filter: passes every record from r (NULL: none) to w
+ * and writes the notices and a pack for each request as soon as a model
+ * record follows it, else at the end; with no request, one pack at the end.
+ * flags (mode, model, variant) win over the records.  With text_only nothing
+ * passes; the system prompt for the last request is written at the end and
+ * notices go to stderr.  Returns 0 or an exit code; a bad record dies
+ * naming its line (65).
+ */
+struct xg_rec_reader;
+struct xg_rec_writer;
+int xg_prompt_filter(const struct xg_prompt_request *flags, int text_only,
+		     struct xg_rec_reader *r, struct xg_rec_writer *w);
+
 #endif

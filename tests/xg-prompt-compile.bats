@@ -138,6 +138,54 @@ STABLE='["identity","role","personality","autonomy","permission","steering","wri
 	assert_equal "$(printf '%s\n' "$output" | tail -1 | jq -r .type)" pack
 }
 
+@test "A pack follows each request's model at once, while the input is still open" {
+	# The input stays open until the pack has been read back: a compile
+	# that waited for the end of its input would never answer (the reader
+	# gives up after 20 s and the test fails).
+	run python3 - <<'PY'
+import json, select, subprocess, sys
+p = subprocess.Popen(["xg-prompt-compile"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def until_pack():
+    seen = []
+    while True:
+        r, _, _ = select.select([p.stdout], [], [], 20)
+        if not r:
+            sys.exit("no pack while the input was open; saw %r" % seen)
+        line = p.stdout.readline()
+        if not line:
+            sys.exit("output ended early; saw %r" % seen)
+        rec = json.loads(line)
+        seen.append(rec["type"])
+        if rec["type"] == "pack":
+            return seen, rec
+def send(*recs):
+    for r in recs:
+        p.stdin.write((json.dumps(r) + "\n").encode())
+    p.stdin.flush()
+send({"type": "request", "text": "one", "mode": "normal"}, {"type": "model", "id": "a/first"})
+seen, pack = until_pack()
+print(" ".join(seen), pack["mode"], pack["model"])
+send({"type": "request", "text": "two", "mode": "plan"}, {"type": "model", "id": "a/second"})
+seen, pack = until_pack()
+print(" ".join(seen), pack["mode"], pack["model"])
+send({"type": "snapshot", "commit": None})
+p.stdin.close()
+print(" ".join(json.loads(l)["type"] for l in p.stdout), p.wait())
+PY
+	assert_success
+	assert_line --index 0 "request model pack normal a/first"
+	assert_line --index 1 "request model pack plan a/second"
+	# Both requests are served: nothing more at the end but what passed.
+	assert_line --index 2 "snapshot 0"
+}
+
+@test "A request no model record follows gets its pack at the end" {
+	in=$'{"type":"request","text":"x","mode":"normal"}\n{"type":"model","id":"a/m"}\n{"type":"request","text":"y","mode":"plan"}\n{"type":"note"}'
+	run bash -c 'printf "%s\n" "$1" | xg-prompt-compile | jq -r "[.type, .mode // \"\", .model // \"\"] | join(\" \")"' _ "$in"
+	assert_success
+	assert_output $'request normal \nmodel  \npack normal a/m\nrequest plan \nnote  \npack plan a/m'
+}
+
 @test "The stable_sha256 is the SHA-256 of the stable prefix" {
 	sha=$(xg-prompt-compile --model openai/gpt-5 </dev/null | jq -r .stable_sha256)
 	# In normal mode the default variant's system prompt is the stable prefix.

@@ -178,6 +178,33 @@ field() {
 	assert_equal "$(sed -n 5p <<<"$output" | jq -r .repo)" "$repo"
 }
 
+@test "the request goes on, flushed, before its snapshot is taken" {
+	make_repo
+	# The index is a FIFO: the snapshot blocks opening it until the test
+	# writes the real index in.  The request must come out before that.
+	mv .git/index "$BATS_TEST_TMPDIR/index"
+	mkfifo .git/index
+	run python3 - "$BATS_TEST_TMPDIR/index" <<'PY'
+import json, os, select, subprocess, sys
+p = subprocess.Popen(["xg-snapshot"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+p.stdin.write(b'{"type":"request","text":"a"}\n')
+p.stdin.flush()
+r, _, _ = select.select([p.stdout], [], [], 20)
+if not r:
+    sys.exit("the request did not come out before the snapshot")
+print(json.loads(p.stdout.readline())["type"])
+with open(".git/index", "wb") as fifo, open(sys.argv[1], "rb") as real:
+    fifo.write(real.read())
+p.stdin.close()
+for line in p.stdout:
+    rec = json.loads(line)
+    print(rec["type"], rec["files"])
+print(p.wait())
+PY
+	assert_success
+	assert_output $'request\nsnapshot 5\n0'
+}
+
 @test "symlinks are stored as links and the executable bit is kept" {
 	make_repo
 	ln -s README link

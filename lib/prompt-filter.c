@@ -1,0 +1,173 @@
+/*
+ * xg-prompt-compile as a filter: records pass through, and a pack follows
+ * each request as soon as its model is known, so a run downstream can start
+ * while slower stages upstream (a snapshot) are still writing.
+ */
+#include "xg.h"
+#include "prompt.h"
+#include "variant.h"
+#include "conversation.h"
+
+/* What the last request asked for, and whether its pack is out. */
+struct filter {
+	const struct xg_prompt_request *flags;
+	struct xg_rec_writer *w;
+	char *mode, *req_model, *model, *variant, *conv;
+	int have_request, served, packs;
+};
+
+/* A string field of an input record, or exit 65 naming the line. */
+static const char *field(const struct xg_rec *rec, const char *key)
+{
+	jv v = xg_json_get_peek(rec->v, key);
+
+	if (!jv_is_valid(v) || jv_get_kind(v) == JV_KIND_NULL)
+		return NULL;
+	if (jv_get_kind(v) != JV_KIND_STRING)
+		xg_die(XG_EX_DATAERR, "standard input:%zu: field '%s' of a %s record is %s, "
+		       "not a string", rec->lineno, key, rec->type, xg_json_kind_peek(v));
+	return jv_string_value(v);
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? xg_strdup(s) : NULL;
+}
+
+/* A request's mode, variant and conversation are checked here, where the
+ * line is known. */
+static void take_request(struct filter *f, const struct xg_rec *rec)
+{
+	const char *mode = field(rec, "mode"), *variant = field(rec, "variant");
+	const char *conv = field(rec, "conversation");
+	const char *at = variant ? strchr(variant, '@') : NULL;
+	char *name = variant ? xg_strndup(variant, at ? (size_t)(at - variant) : strlen(variant)) :
+		     NULL;
+	int ok = !variant || (xg_variant_name_valid(name) &&
+			      (!at || xg_variant_version_valid(at + 1)));
+
+	free(name);
+	if (mode && !xg_mode_valid(mode))
+		xg_die(XG_EX_DATAERR, "standard input:%zu: field 'mode' is not a mode name (%s)",
+		       rec->lineno, XG_PROMPT_MODE_RULE);
+	if (!ok)
+		xg_die(XG_EX_DATAERR, "standard input:%zu: field 'variant' is '%s', not NAME "
+		       "or NAME@VERSION", rec->lineno, variant);
+	if (conv && !xg_conv_id_valid(conv))
+		xg_die(XG_EX_DATAERR, "standard input:%zu: field 'conversation' is '%s', not a "
+		       "conversation id", rec->lineno, conv);
+	free(f->mode);
+	free(f->variant);
+	free(f->conv);
+	f->mode = dup_or_null(mode);
+	f->variant = dup_or_null(variant);
+	f->conv = dup_or_null(conv);
+	free(f->req_model);
+	f->req_model = dup_or_null(field(rec, "model"));
+	f->have_request = 1;
+	f->served = 0;
+}
+
+/* Compiles for what is known now: a flag wins over a model record, which
+ * wins over the request. */
+static int compile_now(struct filter *f, jv *pack, jv *notices)
+{
+	struct xg_prompt_request rq = *f->flags;
+
+	if (!rq.model)
+		rq.model = f->model ? f->model : f->req_model;
+	if (!rq.mode)
+		rq.mode = f->mode;
+	if (!rq.variant)
+		rq.variant = f->variant;
+	rq.conversation = f->conv;
+	*notices = jv_array();
+	f->served = 1;
+	f->packs++;
+	return xg_prompt_pack(&rq, pack, notices);
+}
+
+/* Writes the notices and the pack (nothing for a pack that does not
+ * compile), flushed: the next stage may be waiting
+ * for them. */
+static int emit(struct filter *f)
+{
+	jv pack, notices;
+	int rc = compile_now(f, &pack, &notices);
+
+	if (rc) {
+		jv_free(notices);
+		return rc;
+	}
+	notices = jv_array_append(notices, pack);
+	jv_array_foreach(notices, i, rec) {
+		(void)i;
+		if (xg_rec_write(f->w, rec) < 0 && !rc)
+			rc = XG_EX_IOERR;
+	}
+	jv_free(notices);
+	if (!rc && fflush(f->w->fp) == EOF)
+		rc = XG_EX_IOERR;
+	return rc;
+}
+
+int xg_prompt_filter(const struct xg_prompt_request *flags, int text_only,
+		     struct xg_rec_reader *r, struct xg_rec_writer *w)
+{
+	struct filter f = { flags, w, NULL, NULL, NULL, NULL, NULL, 0, 0, 0 };
+	struct xg_rec rec;
+	jv pack, notices;
+	int rc = 0, wrc = 0;
+
+	while (r && xg_rec_next_or_die(r, &rec) > 0) {
+		int is_model = rec.type && !strcmp(rec.type, "model");
+
+		if (rec.type && !strcmp(rec.type, "request")) {
+			take_request(&f, &rec);
+		} else if (is_model) {
+			free(f.model);
+			f.model = field(&rec, "id") ? xg_strdup(field(&rec, "id")) : NULL;
+		}
+		if (!text_only && !wrc && xg_rec_pass(w, &rec) < 0)
+			wrc = XG_EX_IOERR;
+		xg_rec_release(&rec);
+		/* A model after a request settles it: its pack goes out now.  A
+		 * pack that does not compile is reported at the end, after the
+		 * rest of the input has passed through. */
+		if (is_model && f.have_request && !f.served && !text_only && !wrc) {
+			int c = emit(&f);
+
+			if (c == XG_EX_IOERR)
+				wrc = c;
+			else if (c && !rc)
+				rc = c;
+		}
+	}
+	if (!text_only && !wrc && (!f.packs || !f.served)) {
+		int c = emit(&f);
+
+		if (c && !rc)
+			rc = c;
+	} else if (text_only && !wrc) {
+		rc = compile_now(&f, &pack, &notices);
+		jv_array_foreach(notices, i, nt) {
+			(void)i;
+			if (!rc)
+				fprintf(stderr, "%s: %s\n", xg_progname,
+					xg_json_string_peek(nt, "text"));
+			jv_free(nt);
+		}
+		jv_free(notices);
+		if (!rc) {
+			fputs(xg_json_string_peek(pack, "system"), w->fp);
+			putc('\n', w->fp);
+			jv_free(pack);
+		}
+	}
+	free(f.mode);
+	free(f.req_model);
+	free(f.model);
+	free(f.variant);
+	free(f.conv);
+	return wrc ? wrc : rc;
+}
