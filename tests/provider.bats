@@ -574,3 +574,52 @@ assert 190000 <= sum(d) <= 260000, sum(d)" "$output"
 	XG_RETRY=attempts=3,idle=5000,connect=100,,cap=7 run xg-test-provider --policy
 	assert_output '{"attempts":3,"base_ms":2000,"cap_ms":7,"idle_ms":5000,"connect_ms":100,"delays_ms":[7,7,7]}'
 }
+
+# xg-test-provider-abort raises SIGINT itself, from inside the poll or sleep
+# call the wait is about to block in: after the wait has checked the abort
+# flag for the last time, the moment a check-then-sleep wait misses.
+@test "a SIGINT that comes just as a retry wait begins cuts the wait short" {
+	# The wait would be the cap, 60 s; a wait that is not cut short is
+	# killed long before that.
+	unset XG_RETRY
+	fake_provider_start <<<'{"status":503,"headers":{"retry-after":"3600"}}
+{"text":"never asked for"}'
+	run_split timeout 30 env --default-signal=INT xg-test-provider-abort --at wait openai-chat "$FAKE_URL" < <(simple)
+	[ "$status" -ne 124 ] || fail "the retry wait ran on after the signal"
+	[ "$status" -eq 69 ]
+	assert_line --index 0 '{"type":"retry","attempt":1,"delay_ms":60000,"reason":"overloaded"}'
+	assert_line --index 1 --partial '"type":"error","class":"overloaded"'
+	assert_line --index 2 --partial '{"type":"signal","raised":true,'
+	run fake_log 'print(len(log))'
+	assert_output 1
+}
+
+@test "a SIGINT that comes just as a stalled stream is polled ends the transfer at once" {
+	fake_provider_start <<<'{"text":"A reply long enough to come in several pieces before the stall.","stall":60,"stall_after":600}
+{"text":"never asked for"}'
+	run_split timeout 30 env --default-signal=INT xg-test-provider-abort --at stream openai-chat "$FAKE_URL" < <(simple)
+	[ "$status" -ne 124 ] || fail "the transfer ran on after the signal"
+	[ "$status" -eq 69 ]
+	assert_line --index 0 --partial '"type":"text"'
+	# Ended by the abort itself, not by an idle timeout run down to 1 ms,
+	# and not retried.
+	assert_line --partial '{"type":"error","class":"timeout","message":"the request was aborted",'
+	refute_line --partial '"type":"retry"'
+	assert_line --partial '{"type":"signal","raised":true,'
+	run fake_log 'print(len(log))'
+	assert_output 1
+}
+
+@test "a provider once aborted gives up its later requests at once" {
+	fake_provider_start <<<'{"status":503,"headers":{"retry-after":"3600"}}
+{"text":"never asked for"}'
+	unset XG_RETRY
+	run_split timeout 30 env --default-signal=INT xg-test-provider-abort --at wait --again openai-chat "$FAKE_URL" < <(simple)
+	[ "$status" -ne 124 ] || fail "a request after the abort ran on"
+	[ "$status" -eq 69 ]
+	refute_line --partial '"type":"text"'
+	assert_line --index 3 '{"type":"error","class":"timeout","message":"the request was aborted","transient":true,"exit":69}'
+	# Nothing was sent the second time.
+	run fake_log 'print(len(log))'
+	assert_output 1
+}

@@ -264,6 +264,7 @@ void xg_http_init(struct xg_http *h, long connect_ms, long idle_ms)
 		xg_die(XG_EX_SOFTWARE, "cannot set up libcurl");
 	h->connect_ms = connect_ms ? connect_ms : 30000;
 	h->idle_ms = idle_ms ? idle_ms : 300000;
+	h->wake_fd = -1;
 }
 
 void xg_http_release(struct xg_http *h)
@@ -328,6 +329,7 @@ int xg_http_post(struct xg_http *h, const char *url, const char *const *headers,
 		 struct xg_http_response *resp)
 {
 	struct curl_slist *hdrs = NULL, *tmp;
+	struct curl_waitfd wake = { h->wake_fd, CURL_WAIT_POLLIN, 0 };
 	CURLMsg *msg;
 	int running = 1, left, rc = -1;
 	int64_t idle;
@@ -361,7 +363,15 @@ int xg_http_post(struct xg_http *h, const char *url, const char *const *headers,
 			goto out;
 		}
 		idle = h->idle_ms - idle;
-		curl_multi_poll(h->multi, NULL, 0, idle > 1000 ? 1000 : (int)idle, NULL);
+		/* The wake pipe is polled with the transfer's sockets, so a
+		 * signal at any moment, even just before the poll, ends it. */
+		wake.revents = 0;
+		curl_multi_poll(h->multi, &wake, wake.fd >= 0, idle > 1000 ? 1000 : (int)idle, NULL);
+		if (wake.revents) {
+			resp->cancelled = 1;
+			snprintf(resp->error, sizeof(resp->error), "the request was aborted");
+			goto out;
+		}
 	}
 	while ((msg = curl_multi_info_read(h->multi, &left)))
 		if (msg->msg == CURLMSG_DONE)

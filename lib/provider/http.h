@@ -39,6 +39,7 @@ struct xg_http_response {
 	int curl_code;			/* CURLcode; 0 when the transfer completed */
 	int idle_timeout;		/* aborted: nothing received for idle_ms */
 	int aborted;			/* the body callback stopped it */
+	int cancelled;			/* given up: wake_fd became readable */
 	char error[256];		/* libcurl's words for curl_code */
 	/* Timings, microseconds from the start of the transfer. */
 	int64_t pretransfer_us;		/* the request is about to be sent */
@@ -53,6 +54,8 @@ struct xg_http {
 	long idle_ms;
 	int trace;
 	const char *secret;	/* redacted from traces; not owned */
+	int wake_fd;		/* once readable, the request in flight gives up
+				 * (resp->cancelled); -1, the default, for none */
 	/* The request in flight. */
 	struct xg_http_response *resp;
 	xg_http_body_fn body_fn;
@@ -71,8 +74,8 @@ void xg_http_response_release(struct xg_http_response *r);
 /*
  * POSTs body to url with the given "Name: value" header lines (NULL
  * terminated).  Returns 0 when an HTTP response arrived whole (whatever its
- * status), -1 on a transport failure, an idle timeout or an abort by the
- * callback (resp says which).
+ * status), -1 on a transport failure, an idle timeout, an abort by the
+ * callback or a readable wake_fd (resp says which).
  */
 int xg_http_post(struct xg_http *h, const char *url, const char *const *headers,
 		 const char *body, size_t len, xg_http_body_fn fn, void *ctx,

@@ -3,6 +3,7 @@
  * stream, classify what went wrong, and retry what is worth retrying.
  */
 #include "xg.h"
+#include <poll.h>
 #include <strings.h>
 #include "provider/wire.h"
 
@@ -431,6 +432,9 @@ struct xg_provider *xg_provider_new(jv config, const char *key, char *err, size_
 	p->http.trace = trace && *trace && strcmp(trace, "0");
 	p->http.secret = p->key;
 	p->rng = (uint64_t)xg_clock_wall_ms() ^ ((uint64_t)getpid() << 32);
+	if (pipe2(p->wake, O_CLOEXEC | O_NONBLOCK) < 0)
+		p->wake[0] = p->wake[1] = -1;
+	p->http.wake_fd = p->wake[0];
 	xg_http_response_init(&p->last);
 	return p;
 }
@@ -441,6 +445,10 @@ void xg_provider_free(struct xg_provider *p)
 		return;
 	xg_http_release(&p->http);
 	xg_http_response_release(&p->last);
+	if (p->wake[0] >= 0) {
+		close(p->wake[0]);
+		close(p->wake[1]);
+	}
 	jv_free(p->config);
 	if (p->key)
 		explicit_bzero(p->key, strlen(p->key));
@@ -518,19 +526,34 @@ static int feed_decoder(void *ctx, const char *buf, size_t n)
 
 void xg_provider_abort(struct xg_provider *p)
 {
+	int saved = errno;
+
 	p->aborted = 1;
 	p->policy.attempts = 0;
 	p->http.idle_ms = 1;
+	if (p->wake[1] >= 0) {
+		ssize_t n = write(p->wake[1], "!", 1);
+
+		(void)n;	/* a full pipe (EAGAIN) holds a byte already */
+	}
+	errno = saved;
 }
 
-/* Waits ms, or less when the request is aborted (the signal that aborts it
- * interrupts the sleep). */
-static void sleep_ms(struct xg_provider *p, long ms)
+/*
+ * Waits ms before a retry, or less once the request is aborted.  Checking
+ * the flag and then sleeping would sleep out the whole wait when the signal
+ * came between the two; the wait is a poll on the wake pipe instead, which
+ * the abort's byte makes readable whenever it came.  The byte stays in the
+ * pipe: an abort is for good.
+ */
+static void wait_ms(struct xg_provider *p, long ms)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	struct pollfd pfd = { p->wake[0], POLLIN, 0 };
+	int64_t end = xg_clock_ms() + ms, left;
 
-	while (!p->aborted && nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+	while (!p->aborted && (left = end - xg_clock_ms()) > 0)
+		if (poll(&pfd, 1, left > INT_MAX ? INT_MAX : (int)left) > 0)
+			break;
 }
 
 /* What one attempt came to: 0 for success, -1 with e set, -2 stopped. */
@@ -554,6 +577,8 @@ static int one_attempt(struct xg_provider *p, const char *const *headers, struct
 		rc = 0;	/* whatever happened after the final event */
 	} else if (rc < 0 && d->failed) {
 		*e = d->err;
+	} else if (rc < 0 && r->cancelled) {
+		xg_provider_error_set(e, "timeout", "the request was aborted");
 	} else if (rc < 0 && r->idle_timeout) {
 		xg_provider_error_set(e, "timeout", "no bytes from the provider for %ld ms",
 				      p->http.idle_ms);
@@ -608,6 +633,11 @@ int xg_provider_stream(struct xg_provider *p, jv request,
 	p->http.idle_ms = p->policy.idle_ms;
 	p->http.connect_ms = p->policy.connect_ms;
 	for (attempt = 0;; attempt++) {
+		if (p->aborted) {
+			xg_provider_error_set(&e, "timeout", "the request was aborted");
+			rc = -1;
+			break;
+		}
 		rc = one_attempt(p, (const char *const *)headers, &body, cb, &e, &delivered);
 		if (rc == 0 || rc == -2)
 			break;
@@ -621,7 +651,7 @@ int xg_provider_stream(struct xg_provider *p, jv request,
 		rr.partial = delivered > 0;
 		if (cb->on_retry)
 			cb->on_retry(cb->ctx, &rr);
-		sleep_ms(p, rr.delay_ms);
+		wait_ms(p, rr.delay_ms);
 		if (p->aborted)
 			break;
 	}

@@ -126,15 +126,22 @@ struct xg_provider {
 	uint64_t rng;
 	/* Set by xg_provider_abort, from a signal handler. */
 	volatile sig_atomic_t aborted;
+	/* A pipe (close-on-exec, non-blocking): xg_provider_abort writes a
+	 * byte, and a retry wait and the transfer's poll watch the read end,
+	 * so they wake whenever the signal comes; -1 when none could be made
+	 * (then a signal just before a wait starts does not shorten it). */
+	int wake[2];
 	/* Figures from the last attempt, for tests and benchmarks. */
 	int64_t last_encode_us;
 	struct xg_http_response last;
 };
 
 /*
- * Makes the request in flight give up at once: the transfer stops within a
- * millisecond of silence, a retry wait is cut short, and no further attempt
- * is made.  Safe to call from a signal handler.
+ * Makes the request in flight give up at once: the transfer stops, a retry
+ * wait is cut short (whenever the call comes, even as the wait begins), and
+ * no further attempt is made.  It is for good: later requests on p give up
+ * as soon as they start.  Safe to call from a signal handler (it writes one
+ * byte to p->wake[1] and sets flags, keeping errno).
  */
 void xg_provider_abort(struct xg_provider *p);
 

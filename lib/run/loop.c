@@ -726,6 +726,10 @@ static int stream_one(struct run *r, struct turn *t, struct xg_provider_error *p
 
 	r->requests++;
 	run_provider = r->prov;
+	/* A signal that came before the provider was in reach still aborts
+	 * it: the abort is for good, so no retry wait can outlast it. */
+	if (run_signal)
+		xg_provider_abort(r->prov);
 	rc = xg_provider_stream(r->prov, build_request(r), &cb, perr);
 	run_provider = NULL;
 	begin(r);
