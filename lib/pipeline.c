@@ -168,56 +168,80 @@ static void abandon(struct xg_pipeline *p)
 	xg_pipeline_wait(p);
 }
 
+/*
+ * The last stage starts first, then the others in order: in an xg pipeline
+ * the last (xg-run) has the most to load before it can work, and the
+ * others pass the request along as soon as each has loaded.  All pipes are
+ * made before any stage starts; each is close-on-exec, and the caller
+ * closes its ends as the stages that hold them start.
+ */
 int xg_pipeline_start(struct xg_pipeline *p, const char *input, size_t len, int out_fd)
 {
 	sigset_t old;
-	int feed[2], next[2], in, out, rc = 0;
-	size_t i;
+	int (*pipes)[2], rc = 0, capture = out_fd == XG_PIPELINE_CAPTURE;
+	size_t i, k, npipes;
 
 	if (p->n > MAX_FORWARD)
 		return xg_error("a pipeline of %zu stages is longer than %d", p->n, MAX_FORWARD);
-	if (pipe2(feed, O_CLOEXEC) < 0)
+	/* pipes[i] feeds stage i; pipes[n] is the captured output. */
+	npipes = p->n + (size_t)capture;
+	pipes = xg_calloc(npipes + 1, sizeof(*pipes));
+	for (i = 0; i <= npipes; i++)
+		pipes[i][0] = pipes[i][1] = -1;
+	if (pipe2(pipes[0], O_CLOEXEC) < 0) {
+		free(pipes);
 		return xg_error_errno("cannot make a pipe");
+	}
 	block_forwarded(&old);
 	set_forwarding(1);
-	p->feeder = start_feeder(input, len, feed, &old);
-	close(feed[1]);
+	/* The feeder first, before the other pipes exist: it holds no end
+	 * but its own. */
+	p->feeder = start_feeder(input, len, pipes[0], &old);
+	close(pipes[0][1]);
+	pipes[0][1] = -1;
 	if (p->feeder < 0) {
 		p->feeder = 0;
-		close(feed[0]);
 		rc = xg_error_errno("cannot start a process");
 		goto out;
 	}
-	in = feed[0];
-	for (i = 0; i < p->n; i++) {
-		next[0] = next[1] = -1;
-		if (i + 1 < p->n || out_fd == XG_PIPELINE_CAPTURE) {
-			if (pipe2(next, O_CLOEXEC) < 0) {
-				rc = xg_error_errno("cannot make a pipe");
-				close(in);
-				break;
-			}
-			out = next[1];
-		} else {
-			out = out_fd;
+	for (i = 1; i < npipes; i++) {
+		if (pipe2(pipes[i], O_CLOEXEC) < 0) {
+			rc = xg_error_errno("cannot make a pipe");
+			goto out;
 		}
-		p->stages[i].pid = start_stage(&p->stages[i], in, out, &old);
-		close(in);
-		if (next[1] >= 0)
-			close(next[1]);
+	}
+	for (k = 0; k < p->n; k++) {
+		int out;
+
+		i = k ? k - 1 : p->n - 1;
+		out = i + 1 < npipes ? pipes[i + 1][1] : out_fd;
+
+		p->stages[i].pid = start_stage(&p->stages[i], pipes[i][0], out, &old);
 		if (p->stages[i].pid < 0) {
 			p->stages[i].pid = 0;
 			rc = xg_error_errno("cannot start '%s'", p->stages[i].argv[0]);
-			if (next[0] >= 0)
-				close(next[0]);
-			break;
+			goto out;
 		}
 		track(p->stages[i].pid, 0);
-		in = next[0];
+		close(pipes[i][0]);
+		pipes[i][0] = -1;
+		if (i + 1 < npipes) {
+			close(pipes[i + 1][1]);
+			pipes[i + 1][1] = -1;
+		}
 	}
-	if (rc == 0 && out_fd == XG_PIPELINE_CAPTURE)
-		p->out_fd = in;
+	if (capture) {
+		p->out_fd = pipes[p->n][0];
+		pipes[p->n][0] = -1;
+	}
 out:
+	for (i = 0; i < npipes; i++) {
+		if (pipes[i][0] >= 0)
+			close(pipes[i][0]);
+		if (pipes[i][1] >= 0)
+			close(pipes[i][1]);
+	}
+	free(pipes);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (rc < 0)
 		abandon(p);

@@ -7,6 +7,7 @@
 #include "run/run.h"
 #include "run/gate.h"
 #include "provider/provider.h"
+#include "provider/http.h"
 #include "account.h"
 #include "catalog.h"
 #include "choices.h"
@@ -864,6 +865,8 @@ int xg_run(const struct xg_run_opts *o, FILE *fp)
 	r.pending = jv_array();
 	r.rc = -1;
 	install_signals(&r);
+	/* libcurl's set-up overlaps with reading the input. */
+	r.warm_running = xg_http_warm_start(&r.warm_thread) == 0;
 	xg_run_out_init(&r.out, fp);
 	r.id = xg_conv_new_id();
 	if (xg_run_out_open(&r.out, r.id) < 0)
@@ -883,6 +886,8 @@ int xg_run(const struct xg_run_opts *o, FILE *fp)
 		fail(&r, XG_EX_SOFTWARE, "the run ended without a status");
 	if (r.gate_running)
 		pthread_join(r.gate_thread, NULL);
+	if (r.warm_running)
+		pthread_join(r.warm_thread, NULL);
 	begin(&r);
 	xg_run_write_end(&r);
 	xg_clock_rfc3339(xg_clock_wall_ms(), ended);

@@ -35,6 +35,8 @@ struct run {
 	size_t nlate, alate;
 	int late_rc;			/* the rest of the input was bad */
 	char late_err[256];
+	pthread_t warm_thread;		/* libcurl's set-up, started at once */
+	int warm_running;
 	pthread_t gate_thread;
 	int gate_running;
 	char *gate_err;
