@@ -372,6 +372,96 @@ key=unset" ]
 	[[ "$stderr" == *"no model record"* && "$stderr" == *"no pack record"* ]]
 }
 
+@test "the first request goes out once request, model and pack are in, before the input ends" {
+	serve openai-chat <<-'EOF'
+	{"tool_calls": [{"id": "t1", "name": "bash", "args": {"command": "touch tool-ran; echo ran"}}]}
+	{"text": "done"}
+	EOF
+	printf '%s\n' '{"type":"request","text":"early","mode":"normal"}' |
+		xg-choices start --model fake/m | xg-prompt-compile >upstream.ndjson
+	# The input stays open until the request has reached the provider; a
+	# run that waited for its end would never send it (the test gives up
+	# after 20 s).  Until the input ends no tool runs and nothing of the
+	# run is written; then a snapshot and a record of another kind come.
+	run python3 - "$FAKE_LOG" <<'PY'
+import os, select, subprocess, sys, time
+log = sys.argv[1]
+p = subprocess.Popen(["xg-run"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+p.stdin.write(open("upstream.ndjson", "rb").read())
+p.stdin.flush()
+deadline = time.time() + 20
+while not (os.path.exists(log) and os.path.getsize(log)):
+    if time.time() > deadline:
+        sys.exit("no request while the input was open")
+    time.sleep(0.01)
+early = b""
+end = time.time() + 0.3
+while time.time() < end:
+    r, _, _ = select.select([p.stdout], [], [], max(0, end - time.time()))
+    if r:
+        early += os.read(p.stdout.fileno(), 65536)
+print("early:", b"run_start" in early or b"tool_" in early, os.path.exists("tool-ran"))
+p.stdin.write(b'{"type":"snapshot","commit":"0123456789abcdef0123456789abcdef01234567"}\n')
+p.stdin.write(b'{"type":"late","x":[1, 2]}\n')
+p.stdin.close()
+out = early + p.stdout.read()
+print("status:", p.wait())
+sys.stdout.write(out.decode())
+PY
+	assert_success
+	assert_line --index 0 "early: False False"
+	assert_line --index 1 "status: 0"
+	output=$(printf '%s\n' "$output" | tail -n +3)
+	assert_framed
+	# The late record passes through untouched, before run_start.
+	[[ "$(types)" == *"late run_start "* ]]
+	printf '%s\n' "$output" | grep -qFx '{"type":"late","x":[1, 2]}'
+	[ "$(recs run_start | jq -r .snapshot)" = 0123456789abcdef0123456789abcdef01234567 ]
+	[ "$(recs tool_result | jq -r .output)" = ran ]
+	[ "$(end_field .status)" = completed ]
+}
+
+@test "a bad record after the run has started fails it with exit 65, and no tool runs" {
+	serve openai-chat <<-'EOF'
+	{"tool_calls": [{"id": "t1", "name": "bash", "args": {"command": "touch tool-ran"}}]}
+	{"text": "never"}
+	EOF
+	printf '%s\n' '{"type":"request","text":"bad tail","mode":"normal"}' |
+		xg-choices start --model fake/m | xg-prompt-compile >upstream.ndjson
+	n=$(wc -l <upstream.ndjson)
+	printf '%s\n' 'this is not json' >>upstream.ndjson
+	run_split xg-run <upstream.ndjson
+	assert_failure 65
+	assert_framed
+	[ "$(end_field .status)" = failed ]
+	[[ "$(end_field .reason)" == *"line $((n + 1))"* ]]
+	[ ! -e tool-ran ]
+	[ -z "$(recs tool_call)" ]
+}
+
+@test "alone, xg-run runs xg-snapshot for the snapshot, and goes on without one it cannot find" {
+	git init -q repo
+	echo a >repo/a.txt
+	git -C repo add a.txt
+	git -C repo -c user.name=t -c user.email=t@example.com commit -qm one
+	serve openai-chat <<-'EOF'
+	{"text": "seen", "repeat": 2}
+	EOF
+	cd repo
+	xgrun -v "snap"
+	assert_success
+	[[ "$stderr" == *"no snapshot record: running xg-snapshot"* ]]
+	[ "$(git cat-file -t "$(recs run_start | jq -r .snapshot)")" = commit ]
+	# A copy of xg-run with no xg-snapshot beside it or in PATH.
+	mkdir "$BATS_TEST_TMPDIR/lone"
+	cp "$XG_SRCDIR/bin/xg-run" "$BATS_TEST_TMPDIR/lone/"
+	run_split env PATH=/usr/bin:/bin "$BATS_TEST_TMPDIR/lone/xg-run" --model fake/m "alone" </dev/null
+	assert_success
+	[[ "$stderr" == *"no snapshot: xg-snapshot is neither beside xg-run nor in PATH"* ]]
+	[ "$(recs run_start | jq -r .snapshot)" = null ]
+	[ "$(end_field .status)" = completed ]
+}
+
 @test "run_end is written on every failure path" {
 	# No model: nothing in the catalog is usable.
 	serve openai-chat </dev/null
