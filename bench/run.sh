@@ -11,11 +11,13 @@
 #   turn_ms           the whole run, start to exit (target 40 ms)
 #   peak_rss_kib      peak resident set of the largest process (target
 #                     under 10 MiB)
-# as medians, with the minimum and maximum.
+# as medians, with the minimum and maximum.  For scale, the same figures of
+# a program that only links libcurl and sets it up (xg-test-curl-floor): the
+# floor any process that speaks HTTP through libcurl starts from here.
 # Run from the source tree: sh bench/run.sh
 set -eu
 cd "$(dirname "$0")/.."
-make -s all tests/bin/xg-test-run >/dev/null
+make -s all tests/bin/xg-test-run tests/bin/xg-test-curl-floor >/dev/null
 N=${N:-15}
 tmp=$(mktemp -d)
 trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -73,4 +75,9 @@ for cmd, argv in (("xg run", [bindir + "/xg", "run", "--json"]), ("xg-run", [bin
     show(cmd, "first_request_ms", first, 15)
     show(cmd, "turn_ms", turn, 40)
     show(cmd, "peak_rss_kib", rss, 10240)
+floor = [subprocess.run([driver, bindir + "/../tests/bin/xg-test-curl-floor"],
+                        capture_output=True) for i in range(n)]
+floor = [json.loads(p.stderr.decode().strip().splitlines()[-1]) for p in floor]
+show("libcurl alone", "turn_ms", [f["ms"] for f in floor], None)
+show("libcurl alone", "peak_rss_kib", [f["maxrss_kib"] for f in floor], None)
 PY
