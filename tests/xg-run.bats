@@ -421,6 +421,56 @@ PY
 	[ "$(end_field .status)" = completed ]
 }
 
+@test "a signal ends a run whose input is left open after the records it needs" {
+	for sig in INT TERM; do
+		serve openai-chat <<-'EOF'
+		{"tool_calls": [{"id": "t1", "name": "bash", "args": {"command": "touch tool-ran"}}]}
+		{"text": "never"}
+		EOF
+		printf '%s\n' '{"type":"request","text":"open input","mode":"normal"}' |
+			xg-choices start --model fake/m | xg-prompt-compile >upstream.ndjson
+		# The writer never closes the input: the run waits for its end
+		# before any tool, and a signal must still end it, at once.
+		run python3 - "$FAKE_LOG" "$sig" <<'PY'
+import os, select, signal, subprocess, sys, time
+log, sig = sys.argv[1], getattr(signal, "SIG" + sys.argv[2])
+p = subprocess.Popen(["xg-run"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+p.stdin.write(open("upstream.ndjson", "rb").read())
+p.stdin.flush()
+deadline = time.time() + 20
+while not (os.path.exists(log) and os.path.getsize(log)):
+    if time.time() > deadline:
+        sys.exit("no request")
+    time.sleep(0.01)
+time.sleep(0.3)
+p.send_signal(sig)
+# Standard input stays open throughout: only the signal may end the run.
+out, end = b"", time.time() + 20
+while True:
+    r, _, _ = select.select([p.stdout], [], [], max(0, end - time.time()))
+    if not r:
+        p.kill()
+        sys.exit("the run did not end after the signal")
+    chunk = os.read(p.stdout.fileno(), 65536)
+    if not chunk:
+        break
+    out += chunk
+print(p.wait(timeout=20))
+sys.stdout.write(out.decode())
+PY
+		assert_success
+		assert_line --index 0 "$([ $sig = INT ] && echo 130 || echo 143)"
+		output=$(printf '%s\n' "$output" | tail -n +2)
+		assert_framed
+		[ "$(end_field .status)" = interrupted ]
+		[ "$(end_field .stop)" = user ]
+		[ ! -e tool-ran ]
+		fake_provider_stop
+		rm -f "$FAKE_LOG"
+	done
+}
+
 @test "a bad record after the run has started fails it with exit 65, and no tool runs" {
 	serve openai-chat <<-'EOF'
 	{"tool_calls": [{"id": "t1", "name": "bash", "args": {"command": "touch tool-ran"}}]}

@@ -10,6 +10,11 @@
  * joined before run_start, at the first event of the first reply at the
  * latest, and no tool runs before that: the model's first reply cannot
  * touch the tree before its tool calls run.
+ *
+ * What the thread uses lives in struct run_input, on the heap: after a
+ * signal a thread still blocked on an input its writer keeps open is left
+ * behind (the process ends without it), and what it holds must stay valid
+ * until then.
  */
 #include "xg.h"
 #include "run/run.h"
@@ -20,6 +25,36 @@
 #include <sys/wait.h>
 
 extern char **environ;
+
+struct run_input {
+	struct xg_rec_reader rd;	/* standard input */
+	int reading;			/* rd is open */
+	pthread_t thread;		/* reads the rest, takes a snapshot */
+	int running;
+	int phase;			/* the thread's: READING, SNAPSHOT, DONE */
+	int want_snapshot;		/* the thread takes one when none comes */
+	jv snapshot;			/* the thread's result */
+	struct xg_rec *late;		/* records read after the run started */
+	size_t nlate, alate;
+	int late_rc;			/* the rest of the input was bad */
+	char late_err[256];
+	char *cwd;
+	int verbose;
+};
+
+enum { READING, SNAPSHOT, DONE };
+
+/* A thread left behind, kept reachable until the process ends. */
+static struct run_input *left_behind;
+
+static struct run_input *input_of(struct run *r)
+{
+	if (!r->input) {
+		r->input = xg_calloc(1, sizeof(*r->input));
+		r->input->snapshot = jv_null();
+	}
+	return r->input;
+}
 
 /* The snapshot's process, for a signal handler to stop. */
 static volatile pid_t snapshot_pid;
@@ -99,6 +134,7 @@ static int held(jv v)
  */
 int xg_run_read_input(struct run *r)
 {
+	struct run_input *in = input_of(r);
 	struct xg_rec rec;
 	size_t line = 0;
 	int n = 0;
@@ -109,10 +145,10 @@ int xg_run_read_input(struct run *r)
 		return check_request(r, 0) < 0 ? r->rc : 0;
 	}
 	if (r->o->read_stdin) {
-		xg_rec_reader_init(&r->rd, 0, "standard input");
-		r->reading = 1;
+		xg_rec_reader_init(&in->rd, 0, "standard input");
+		in->reading = 1;
 		while (!(held(r->request) && held(r->model) && held(r->pack)) &&
-		       (n = xg_rec_next(&r->rd, &rec)) > 0) {
+		       (n = xg_rec_next(&in->rd, &rec)) > 0) {
 			jv *slot = slot_of(r, rec.type);
 
 			if (slot) {
@@ -125,13 +161,16 @@ int xg_run_read_input(struct run *r)
 			}
 			xg_rec_release(&rec);
 		}
+		if (n < 0) {
+			xg_run_fail(r, strncmp(in->rd.err, "cannot read", 11) ? XG_EX_DATAERR :
+				    XG_EX_IOERR, "%s", in->rd.err);
+		}
 		if (n <= 0) {
-			r->reading = 0;
-			xg_rec_reader_release(&r->rd);
+			in->reading = 0;
+			xg_rec_reader_release(&in->rd);
 		}
 		if (n < 0)
-			return xg_run_fail(r, strncmp(r->rd.err, "cannot read", 11) ?
-					   XG_EX_DATAERR : XG_EX_IOERR, "%s", r->rd.err);
+			return r->rc;
 	}
 	if (!held(r->request))
 		return xg_run_fail(r, XG_EX_DATAERR, "no request: give its text as an operand or "
@@ -141,29 +180,29 @@ int xg_run_read_input(struct run *r)
 
 /* The rest of the input: a snapshot is taken (the last one), the rest is
  * kept to pass through when the thread is joined. */
-static void read_rest(struct run *r)
+static void read_rest(struct run_input *in)
 {
 	struct xg_rec rec;
 	int n;
 
-	if (!r->reading)
+	if (!in->reading)
 		return;
-	while ((n = xg_rec_next(&r->rd, &rec)) > 0) {
+	while ((n = xg_rec_next(&in->rd, &rec)) > 0) {
 		if (rec.type && !strcmp(rec.type, "snapshot")) {
-			jv_free(r->snapshot);
-			r->snapshot = jv_copy(rec.v);
+			jv_free(in->snapshot);
+			in->snapshot = jv_copy(rec.v);
 			xg_rec_release(&rec);
 		} else {
-			XG_ALLOC_GROW(r->late, r->nlate + 1, r->alate);
-			r->late[r->nlate++] = rec;
+			XG_ALLOC_GROW(in->late, in->nlate + 1, in->alate);
+			in->late[in->nlate++] = rec;
 		}
 	}
 	if (n < 0) {
-		r->late_rc = strncmp(r->rd.err, "cannot read", 11) ? XG_EX_DATAERR : XG_EX_IOERR;
-		snprintf(r->late_err, sizeof(r->late_err), "%s", r->rd.err);
+		in->late_rc = strncmp(in->rd.err, "cannot read", 11) ? XG_EX_DATAERR : XG_EX_IOERR;
+		snprintf(in->late_err, sizeof(in->late_err), "%s", in->rd.err);
 	}
-	xg_rec_reader_release(&r->rd);
-	r->reading = 0;
+	xg_rec_reader_release(&in->rd);
+	in->reading = 0;
 }
 
 /* The last snapshot record xg-snapshot wrote, or null. */
@@ -196,12 +235,12 @@ static jv snapshot_record(const char *out, size_t len)
  * On failure the run goes on without one, as it would outside a
  * repository, after saying why.
  */
-static jv take_snapshot(struct run *r)
+static jv take_snapshot(const struct run_input *in)
 {
 	posix_spawn_file_actions_t fa;
 	struct xg_buf out = XG_BUF_INIT(0);
 	char *prog = xg_dispatch_find("snapshot");
-	char *argv[] = { "xg-snapshot", "-C", r->cwd, NULL };
+	char *argv[] = { "xg-snapshot", "-C", in->cwd, NULL };
 	int fd[2], status = 0, err;
 	pid_t pid;
 	jv snap;
@@ -253,46 +292,124 @@ static jv take_snapshot(struct run *r)
 
 static void *input_thread(void *arg)
 {
-	struct run *r = arg;
+	struct run_input *in = arg;
 
-	read_rest(r);
-	if (!held(r->snapshot)) {
-		if (r->o->verbose)
+	read_rest(in);
+	__atomic_store_n(&in->phase, SNAPSHOT, __ATOMIC_RELEASE);
+	if (in->want_snapshot && !held(in->snapshot)) {
+		if (in->verbose)
 			fprintf(stderr, "%s: no snapshot record: running xg-snapshot\n",
 				xg_progname);
-		jv_free(r->snapshot);
-		r->snapshot = take_snapshot(r);
+		jv_free(in->snapshot);
+		in->snapshot = take_snapshot(in);
 	}
+	__atomic_store_n(&in->phase, DONE, __ATOMIC_RELEASE);
 	return NULL;
+}
+
+/* The thread owns the snapshot from here until it is joined. */
+static void start_thread(struct run *r, struct run_input *in, int want_snapshot)
+{
+	jv_free(in->snapshot);
+	in->snapshot = r->snapshot;
+	r->snapshot = jv_null();
+	in->want_snapshot = want_snapshot;
+	free(in->cwd);
+	in->cwd = xg_strdup(r->cwd ? r->cwd : ".");
+	in->verbose = r->o->verbose;
+	if (pthread_create(&in->thread, NULL, input_thread, in) == 0) {
+		in->running = 1;
+		return;
+	}
+	input_thread(in);
+	r->snapshot = in->snapshot;
+	in->snapshot = jv_null();
 }
 
 void xg_run_start_input(struct run *r)
 {
-	if (!r->reading && held(r->snapshot))
-		return;
-	if (pthread_create(&r->input_thread, NULL, input_thread, r) == 0)
-		r->input_running = 1;
-	else
-		input_thread(r);
+	struct run_input *in = input_of(r);
+
+	if (in->reading || !held(r->snapshot))
+		start_thread(r, in, 1);
 }
 
-int xg_run_join_input(struct run *r)
+/* Waits for the thread; 0 once it is joined, -1 when it was left behind
+ * after *stop: still reading standard input, or past a grace period for a
+ * snapshot whose process was told to stop. */
+static int wait_thread(struct run_input *in, volatile sig_atomic_t *stop)
 {
+	int64_t stopped = 0;
+
+	for (;;) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 50 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		if (pthread_timedjoin_np(in->thread, NULL, &ts) == 0)
+			return 0;
+		if (!*stop)
+			continue;
+		if (!stopped)
+			stopped = xg_clock_ms();
+		if (__atomic_load_n(&in->phase, __ATOMIC_ACQUIRE) == READING ||
+		    xg_clock_ms() - stopped > 2000)
+			break;
+	}
+	pthread_detach(in->thread);
+	return -1;
+}
+
+int xg_run_join_input(struct run *r, volatile sig_atomic_t *stop)
+{
+	struct run_input *in = input_of(r);
 	size_t i;
 
-	if (r->input_running) {
-		pthread_join(r->input_thread, NULL);
-		r->input_running = 0;
-	} else {
-		read_rest(r);	/* the run ended before it started the thread */
+	/* A run that ended before it started the thread still passes the
+	 * rest of its input through, read on a thread all the same so that a
+	 * signal is not kept waiting by an input left open. */
+	if (!in->running && in->reading)
+		start_thread(r, in, 0);
+	if (in->running) {
+		in->running = 0;
+		if (wait_thread(in, stop) < 0) {
+			left_behind = in;
+			r->input = NULL;
+			return r->rc;
+		}
+		jv_free(r->snapshot);
+		r->snapshot = in->snapshot;
+		in->snapshot = jv_null();
 	}
-	for (i = 0; i < r->nlate; i++) {
-		xg_run_out_pass(&r->out, &r->late[i]);
-		xg_rec_release(&r->late[i]);
+	for (i = 0; i < in->nlate; i++) {
+		xg_run_out_pass(&r->out, &in->late[i]);
+		xg_rec_release(&in->late[i]);
 	}
-	r->nlate = 0;
-	if (r->late_rc && r->rc < 0)
-		xg_run_fail(r, r->late_rc, "%s", r->late_err);
-	r->late_rc = 0;
+	in->nlate = 0;
+	if (in->late_rc && r->rc < 0)
+		xg_run_fail(r, in->late_rc, "%s", in->late_err);
+	in->late_rc = 0;
 	return r->rc;
+}
+
+void xg_run_input_release(struct run *r)
+{
+	struct run_input *in = r->input;
+	size_t i;
+
+	if (!in)
+		return;
+	if (in->reading)
+		xg_rec_reader_release(&in->rd);
+	for (i = 0; i < in->nlate; i++)
+		xg_rec_release(&in->late[i]);
+	free(in->late);
+	jv_free(in->snapshot);
+	free(in->cwd);
+	free(in);
+	r->input = NULL;
 }

@@ -326,7 +326,7 @@ static void begin(struct run *r)
 {
 	if (r->begun)
 		return;
-	xg_run_join_input(r);
+	xg_run_join_input(r, &run_signal);
 	xg_run_write_start(r);
 	xg_run_write_summary(r, NULL);
 	r->begun = 1;
@@ -837,6 +837,7 @@ static void run_release(struct run *r)
 		free((char *)r->env_drop[i]);
 	free(r->env_drop);
 	jv_free(r->request);
+	xg_run_input_release(r);
 	jv_free(r->snapshot);
 	jv_free(r->model);
 	jv_free(r->pack);

@@ -10,6 +10,7 @@
  * records (run_start, run_end) and runs/ID/run.json.
  */
 #include <pthread.h>
+#include <signal.h>
 #include "json.h"
 #include "choices.h"
 #include "run/loop.h"
@@ -18,6 +19,7 @@
 
 struct xg_provider;
 struct xg_gate;
+struct run_input;
 
 struct run {
 	const struct xg_run_opts *o;
@@ -27,14 +29,7 @@ struct run {
 	char *id, *conv, *cwd;
 	int conv_new;
 	jv request, snapshot, model, pack;
-	struct xg_rec_reader rd;	/* standard input, while reading */
-	int reading;
-	pthread_t input_thread;		/* reads the rest, takes a snapshot */
-	int input_running;
-	struct xg_rec *late;		/* records read after the run started */
-	size_t nlate, alate;
-	int late_rc;			/* the rest of the input was bad */
-	char late_err[256];
+	struct run_input *input;	/* standard input and the snapshot (input.c) */
 	pthread_t warm_thread;		/* libcurl's set-up, started at once */
 	int warm_running;
 	pthread_t gate_thread;
@@ -83,8 +78,12 @@ int xg_run_read_input(struct run *r);
  * missing snapshot, on a thread. */
 void xg_run_start_input(struct run *r);
 /* Joins that thread (or reads the rest now), passes the records read
- * meanwhile and fails the run if the rest was bad; returns r->rc. */
-int xg_run_join_input(struct run *r);
+ * meanwhile and fails the run if the rest was bad; returns r->rc.  Once
+ * *stop is set it waits no more for standard input: a thread still
+ * reading it is left behind, and the run goes on without its snapshot. */
+int xg_run_join_input(struct run *r, volatile sig_atomic_t *stop);
+/* Releases what the input holds (not a thread left behind). */
+void xg_run_input_release(struct run *r);
 /* For a signal handler: stops a snapshot being taken. */
 void xg_run_input_abort(void);
 
