@@ -100,7 +100,7 @@ int xg_conv_append_if(const char *id, jv entry, xg_conv_check_fn still, void *ct
 {
 	struct xg_buf line = XG_BUF_INIT(0);
 	char *path = NULL, *dir = NULL;
-	struct stat st;
+	struct stat st, dst;
 	int fd = -1, rc = -1;
 
 	if (!xg_conv_id_valid(id)) {
@@ -129,6 +129,14 @@ int xg_conv_append_if(const char *id, jv entry, xg_conv_check_fn still, void *ct
 		xg_error_errno("cannot stat '%s'", path);
 		goto out;
 	}
+	/* One made before conversations were kept private is made so now,
+	 * with its directory. */
+	if ((st.st_mode & 077) && fchmod(fd, st.st_mode & 0700) < 0) {
+		xg_error_errno("cannot make '%s' private", path);
+		goto out;
+	}
+	if (stat(dir, &dst) == 0 && (dst.st_mode & 077))
+		chmod(dir, dst.st_mode & 0700);
 	if (st.st_size == 0) {
 		xg_json_dump(&line, header(id));
 		xg_buf_addch(&line, '\n');

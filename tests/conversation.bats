@@ -56,6 +56,21 @@ print([bool(re.match(t, e["at"])) for e in lines[1:]], lines[3]["at"])
 	EOF
 }
 
+@test "an older conversation left readable by others is made private on its next append" {
+	mkdir -p "$CONVS"
+	chmod 755 "$CONVS"
+	echo '{"type":"message","role":"user","text":"one"}' | xg-test-lib conv-append c2
+	chmod 644 "$CONVS/c2.jsonl"
+	chmod 755 "$CONVS"
+	echo '{"type":"message","role":"user","text":"two"}' | xg-test-lib conv-append c2
+	run stat -c '%a %n' "$CONVS" "$CONVS/c2.jsonl"
+	assert_output - <<-EOF
+	700 $CONVS
+	600 $CONVS/c2.jsonl
+	EOF
+	[ "$(grep -c '"role":"user"' "$CONVS/c2.jsonl")" = 2 ]
+}
+
 @test "a scan reads the entries newest first, the header last" {
 	for i in 1 2 3; do echo "{\"type\":\"message\",\"role\":\"user\",\"text\":\"$i\"}"; done |
 		xg-test-lib conv-append c2
