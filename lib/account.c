@@ -305,24 +305,38 @@ int xg_account_key(struct xg_account_keys *k, const char *name, jv provider, cha
 	return 0;
 }
 
+int xg_account_lock(const char *account, const char *file)
+{
+	char *dir = xg_account_path(account, NULL);
+	char *name = xg_asprintf("%s.lock", file);
+	char *lock = xg_account_path(account, name);
+	int fd = -XG_EX_IOERR;
+
+	/* The lock is a file of its own: the data file is replaced by rename,
+	 * so a lock on it would not be seen by the next writer. */
+	if (xg_mkdir_p(dir, 0700) == 0) {
+		fd = xg_lock_file(lock, O_RDWR | O_CREAT, xg_lock_timeout_ms());
+		if (fd < 0)
+			fd = fd == -2 ? -XG_EX_TEMPFAIL : -XG_EX_IOERR;
+	}
+	free(dir);
+	free(name);
+	free(lock);
+	return fd;
+}
+
 /* Rewrites auth.json under its lock with key set (or removed when NULL). */
 static int update_auth(const char *account, const char *provider, const char *key)
 {
-	char *dir = xg_account_path(account, NULL);
 	char *path = xg_account_path(account, "auth.json");
-	char *lock = xg_account_path(account, "auth.json.lock");
 	struct xg_buf out = XG_BUF_INIT(0);
 	char at[25];
 	jv keys = jv_null();
-	int fd = -1, rc;
+	int fd, rc;
 
-	if (xg_mkdir_p(dir, 0700) < 0) {
-		rc = XG_EX_IOERR;
-		goto out;
-	}
-	fd = xg_lock_file(lock, O_RDWR | O_CREAT, xg_lock_timeout_ms());
+	fd = xg_account_lock(account, "auth.json");
 	if (fd < 0) {
-		rc = fd == -2 ? XG_EX_TEMPFAIL : XG_EX_IOERR;
+		rc = -fd;
 		goto out;
 	}
 	if ((rc = read_auth(path, &keys)))
@@ -351,9 +365,7 @@ out:
 	jv_free(keys);
 	if (fd >= 0)
 		close(fd);
-	free(dir);
 	free(path);
-	free(lock);
 	return rc;
 }
 

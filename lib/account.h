@@ -29,6 +29,11 @@ int xg_account_current(const char *explicit, const char *source, char **name,
 		       const char **from);
 /* $config/accounts/NAME/FILE (FILE may be NULL); the caller frees it. */
 char *xg_account_path(const char *account, const char *file);
+/* Makes the account's directory and locks its file (FILE.lock beside it,
+ * as long as the lock timeout allows): the descriptor holding the lock, or
+ * -XG_EX_TEMPFAIL (held too long by another) or -XG_EX_IOERR after a
+ * message. */
+int xg_account_lock(const char *account, const char *file);
 /* The names of the accounts that have a directory, sorted (a jv array). */
 jv xg_account_list(void);
 

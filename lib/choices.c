@@ -77,7 +77,7 @@ int xg_choices_set(struct xg_choices *c, const char *account, const char *mode,
 		   const char *model, const char *effort)
 {
 	jv entry = xg_catalog_model_peek(&c->cat, model), choices = jv_null(), e;
-	char *dir = NULL, *path = NULL, *lock = NULL;
+	char *path = NULL;
 	struct xg_buf out = XG_BUF_INIT(0);
 	char at[25];
 	int fd = -1, rc = XG_EX_CONFIG;
@@ -98,18 +98,10 @@ int xg_choices_set(struct xg_choices *c, const char *account, const char *mode,
 		free(list);
 		return XG_EX_CONFIG;
 	}
-	dir = xg_account_path(account, NULL);
 	path = xg_account_path(account, "choices.json");
-	lock = xg_account_path(account, "choices.json.lock");
-	if (xg_mkdir_p(dir, 0700) < 0) {
-		rc = XG_EX_IOERR;
-		goto out;
-	}
-	/* The lock is a file of its own: the data file is replaced by rename,
-	 * so a lock on it would not be seen by the next writer. */
-	fd = xg_lock_file(lock, O_RDWR | O_CREAT, xg_lock_timeout_ms());
+	fd = xg_account_lock(account, "choices.json");
 	if (fd < 0) {
-		rc = fd == -2 ? XG_EX_TEMPFAIL : XG_EX_IOERR;
+		rc = -fd;
 		goto out;
 	}
 	if ((rc = load_choices(path, &choices)))
@@ -132,9 +124,7 @@ out:
 		close(fd);
 	jv_free(choices);
 	xg_buf_release(&out);
-	free(dir);
 	free(path);
-	free(lock);
 	return rc;
 }
 

@@ -842,6 +842,20 @@ print(len(lines), len(c), c[0]["from"], c[0]["to"], c[0]["effort"], "XG_TEST_ALP
 	cmp "$ACCT/choices.json" "$BATS_TEST_TMPDIR/before"
 }
 
+@test "auth gives up with exit 75 when another writer holds the keys' lock too long" {
+	mkdir -p "$ACCT"
+	xg-test-lib hold-lock "$ACCT/auth.json.lock" 30 > "$BATS_TEST_TMPDIR/held" &
+	holder=$!
+	while ! grep -q locked "$BATS_TEST_TMPDIR/held"; do sleep 0.05; done
+	XG_LOCK_TIMEOUT=100 run_split xg-choices auth alpha <<<"alpha-locked-key"
+	kill "$holder"
+	wait "$holder" || true
+	assert_failure 75
+	[[ "$stderr" == *"auth.json.lock"*"process $holder"* ]]
+	[[ "$stderr" != *alpha-locked-key* ]]
+	[ ! -e "$ACCT/auth.json" ]
+}
+
 @test "a fallback whose conversation stays locked still writes its model record, and exits 75" {
 	saved_choices
 	history_on c14 alpha/a2 minimal
