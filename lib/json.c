@@ -1,4 +1,6 @@
 #include "xg.h"
+#include <math.h>
+#include <stdint.h>
 
 jv xg_json_get_peek(jv obj, const char *key)
 {
@@ -96,12 +98,207 @@ jv xg_json_string_bytes(const char *p, size_t n)
 	return jv_string_sized(p, (int)n);
 }
 
+/*
+ * The bytes of a UTF-8 sequence at p (of n > 0 bytes left) and whether it
+ * is valid; an invalid one is as long as libjq takes it to be, so a reply
+ * comes out with the same U+FFFD marks either way: a bad lead or stray
+ * continuation byte alone, a truncated sequence to the end, else up to the
+ * first byte that does not continue it.
+ */
+static size_t utf8_sequence(const unsigned char *p, size_t n, int *valid)
+{
+	unsigned c = p[0];
+	size_t len, i;
+	uint32_t cp;
+
+	*valid = 0;
+	if (c < 0xc2 || c > 0xf4)
+		return 1;
+	len = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+	if (len > n)
+		return n;
+	cp = c & (0x7f >> len);
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return i;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	*valid = !(len == 3 && cp < 0x800) && !(len == 4 && cp < 0x10000) &&
+		 !(cp >= 0xd800 && cp <= 0xdfff) && cp <= 0x10ffff;
+	return len;
+}
+
+#define ONES UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+#define HAS_ZERO(v) (((v) - ONES) & ~(v) & HIGHS)
+
+/* Whether none of the eight bytes needs escaping or checking: no control
+ * character, DEL, quote, backslash or byte over 0x7f. */
+static int plain8(uint64_t x)
+{
+	uint64_t bad = x & HIGHS;
+
+	bad |= (x - ONES * 0x20) & ~x & HIGHS;
+	bad |= HAS_ZERO(x ^ (ONES * 0x7f));
+	bad |= HAS_ZERO(x ^ (ONES * '"'));
+	bad |= HAS_ZERO(x ^ (ONES * '\\'));
+	return bad == 0;
+}
+
+/*
+ * Appends the bytes as a JSON string the way libjq's dump writes it.  It
+ * works in slices, reserving the worst case of each (six bytes out for one
+ * in) so the inner loop writes without checks.
+ */
+int xg_json_write_string(struct xg_buf *b, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s, *e = p + n;
+
+	xg_buf_addch(b, '"');
+	while (p < e) {
+		size_t slice = (size_t)(e - p) < 65536 ? (size_t)(e - p) : 65536;
+		const unsigned char *se = p + slice;
+		char *o;
+
+		/* A sequence may run three bytes past the slice. */
+		if (xg_buf_grow(b, 6 * slice + 8) < 0)
+			return -1;
+		o = b->buf + b->len;
+		while (p < se) {
+			unsigned c;
+			size_t len;
+			int valid;
+
+			/* Eight plain ASCII bytes at a time, the common case. */
+			while (se - p >= 8) {
+				uint64_t x;
+
+				memcpy(&x, p, 8);
+				if (!plain8(x))
+					break;
+				memcpy(o, p, 8);
+				o += 8;
+				p += 8;
+			}
+			if (p == se)
+				break;
+			c = *p;
+
+			if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+				*o++ = (char)c;
+				p++;
+				continue;
+			}
+			if (c >= 0x80) {
+				len = utf8_sequence(p, (size_t)(e - p), &valid);
+				if (valid) {
+					memcpy(o, p, len);
+					o += len;
+				} else {
+					memcpy(o, "\xef\xbf\xbd", 3);
+					o += 3;
+				}
+				p += len;
+				continue;
+			}
+			*o++ = '\\';
+			switch (c) {
+			case '"': *o++ = '"'; break;
+			case '\\': *o++ = '\\'; break;
+			case '\b': *o++ = 'b'; break;
+			case '\f': *o++ = 'f'; break;
+			case '\n': *o++ = 'n'; break;
+			case '\r': *o++ = 'r'; break;
+			case '\t': *o++ = 't'; break;
+			default:
+				memcpy(o, "u00", 3);
+				o[3] = hex[c >> 4];
+				o[4] = hex[c & 15];
+				o += 5;
+			}
+			p++;
+		}
+		b->len = (size_t)(o - b->buf);
+		b->buf[b->len] = '\0';
+	}
+	return xg_buf_addch(b, '"');
+}
+
+/*
+ * A number as libjq writes it: integers of up to 15 digits here, the rest
+ * (fractions, exponents, -0, NaN as null) by libjq itself.
+ */
+static int dump_number(struct xg_buf *b, jv v)
+{
+	double d = jv_number_value(v);
+	jv s;
+	int rc;
+
+	/* The range first: the cast of a NaN or a huge value is undefined. */
+	if (d > -1e15 && d < 1e15 && d == (double)(long long)d && !(d == 0 && signbit(d)))
+		return xg_buf_addf(b, "%lld", (long long)d);
+	s = jv_dump_string(jv_copy(v), 0);
+	rc = xg_buf_add(b, jv_string_value(s), (size_t)jv_string_length_bytes(jv_copy(s)));
+	jv_free(s);
+	return rc;
+}
+
+/* v is borrowed. */
+static int dump(struct xg_buf *b, jv v)
+{
+	int rc = 0, first = 1;
+
+	switch (jv_get_kind(v)) {
+	case JV_KIND_NULL:
+		return xg_buf_add(b, "null", 4);
+	case JV_KIND_TRUE:
+		return xg_buf_add(b, "true", 4);
+	case JV_KIND_FALSE:
+		return xg_buf_add(b, "false", 5);
+	case JV_KIND_NUMBER:
+		return dump_number(b, v);
+	case JV_KIND_STRING:
+		return xg_json_write_string(b, jv_string_value(v),
+					    (size_t)jv_string_length_bytes(jv_copy(v)));
+	case JV_KIND_ARRAY:
+		rc = xg_buf_addch(b, '[');
+		jv_array_foreach(v, i, e) {
+			(void)i;
+			if (!rc && !first)
+				rc = xg_buf_addch(b, ',');
+			if (!rc)
+				rc = dump(b, e);
+			jv_free(e);
+			first = 0;
+		}
+		return rc ? rc : xg_buf_addch(b, ']');
+	case JV_KIND_OBJECT:
+		rc = xg_buf_addch(b, '{');
+		jv_object_foreach(v, k, e) {
+			if (!rc && !first)
+				rc = xg_buf_addch(b, ',');
+			if (!rc)
+				rc = dump(b, k);
+			if (!rc)
+				rc = xg_buf_addch(b, ':');
+			if (!rc)
+				rc = dump(b, e);
+			jv_free(k);
+			jv_free(e);
+			first = 0;
+		}
+		return rc ? rc : xg_buf_addch(b, '}');
+	default:
+		return -1;
+	}
+}
+
 int xg_json_dump(struct xg_buf *b, jv v)
 {
-	jv s = jv_dump_string(v, 0);
-	int rc = xg_buf_add(b, jv_string_value(s), (size_t)jv_string_length_bytes(jv_copy(s)));
+	int rc = dump(b, v);
 
-	jv_free(s);
+	jv_free(v);
 	return rc;
 }
 

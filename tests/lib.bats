@@ -211,3 +211,36 @@ load helper
 	assert_equal "$status" 70
 	assert_regex "$stderr" "^xg-test-lib: out of memory allocating [0-9]+ bytes$"
 }
+
+@test "xg_json_dump writes every value byte for byte as libjq does" {
+	# Random values heavy in what a writer gets wrong: escapes, control
+	# characters, DEL, non-ASCII, -0, big and small numbers, nesting.
+	run bash -c 'python3 - <<"PY" | xg-test-lib json-dump
+import json, random
+random.seed(20261130)
+chars = ["a", " ", "\"", "\\", "/", "\n", "\t", "\r", "\b", "\f", "\x00", "\x01", "\x1f",
+         "\x7f", "\x80", "\u00e9", "\u20ac", "\U0001f600", "\u2028", "\ufffd", "z" * 9]
+def s():
+    return "".join(random.choice(chars) for _ in range(random.randint(0, 12)))
+def num():
+    return random.choice([0, -0.0, 1, -1, 10**14, -(10**14), 10**15 - 1, 10**15, 10**16,
+                          2**53, 2**63, 1e17, 1e100, 1e-7, 0.1, -2.25, 1e308, 5e-324,
+                          123456789.125, float(random.randint(-10**6, 10**6)),
+                          random.random() * 10**random.randint(-20, 20)])
+def val(d=0):
+    r = random.random()
+    if d > 3 or r < 0.3:
+        return random.choice([None, True, False, num(), num(), s(), s()])
+    if r < 0.65:
+        return [val(d + 1) for _ in range(random.randint(0, 4))]
+    return {s(): val(d + 1) for _ in range(random.randint(0, 4))}
+for i in range(3000):
+    print(json.dumps(val(), ensure_ascii=random.random() < 0.5))
+PY'
+	assert_success
+	assert_output "same 3000"
+	# And the provider captures the tests replay.
+	run bash -c 'cat "$1"/*.json | jq -c . | xg-test-lib json-dump' _ "$FIXTURES/wire"
+	assert_success
+	assert_output --regexp '^same [1-9][0-9]*$'
+}

@@ -19,6 +19,7 @@ static const char *const usage[] = {
 	"xg-test-lib conv-last id type",
 	"xg-test-lib conv-last-model id",
 	"xg-test-lib conv-new-id",
+	"xg-test-lib json-dump",
 	NULL
 };
 
@@ -56,6 +57,40 @@ static int do_cat(int rewrite)
 	}
 	xg_rec_writer_release(&w);
 	xg_rec_reader_release(&r);
+	return 0;
+}
+
+/*
+ * Each line of standard input, parsed, written by xg_json_dump and by
+ * libjq's jv_dump_string: prints "same N" when every line came out
+ * alike, else the first line that did not, both ways.
+ */
+static int do_json_dump(void)
+{
+	char *line = NULL;
+	size_t cap = 0, n = 0;
+	ssize_t len;
+
+	while ((len = getline(&line, &cap, stdin)) > 0) {
+		struct xg_buf ours = XG_BUF_INIT(0);
+		jv v = jv_parse_sized(line, (int)len), theirs;
+
+		if (!jv_is_valid(v))
+			xg_die(XG_EX_DATAERR, "line %zu is not JSON", n + 1);
+		theirs = jv_dump_string(jv_copy(v), 0);
+		if (xg_json_dump(&ours, v) < 0)
+			xg_die(XG_EX_SOFTWARE, "xg_json_dump failed on line %zu", n + 1);
+		n++;
+		if (strcmp(ours.buf, jv_string_value(theirs))) {
+			printf("line %zu differs\nours:   %s\nlibjq:  %s\n", n, ours.buf,
+			       jv_string_value(theirs));
+			return 1;
+		}
+		jv_free(theirs);
+		xg_buf_release(&ours);
+	}
+	free(line);
+	printf("same %zu\n", n);
 	return 0;
 }
 
@@ -188,6 +223,8 @@ int main(int argc, char **argv)
 			printf("arg=%s\n", o.args[i]);
 	} else if (!strncmp(verb, "conv-", 5) && strcmp(verb, "conv-new-id")) {
 		rc = do_conv(verb, o.args + 1, o.nargs - 1);
+	} else if (!strcmp(verb, "json-dump")) {
+		rc = do_json_dump();
 	} else if (!strcmp(verb, "conv-new-id")) {
 		char *cid = xg_conv_new_id();
 		printf("%s\n", cid);
