@@ -11,7 +11,8 @@
 # Run from the source tree: sh bench/dispatch.sh
 set -eu
 cd "$(dirname "$0")/.."
-make -s all >/dev/null
+make -s all tests/bin/xg-test-run >/dev/null
+driver="$PWD/tests/bin/xg-test-run"
 N=${N:-30}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -34,9 +35,9 @@ export PATH="$tmp/tree:$PATH" XG_HOME="$tmp/home" XG_SHARE_DIR="$PWD/share/xg"
 )
 cd "$tmp/repo"
 cmd=$(xg run --dry-run 'fix the failing test')
-python3 - "$N" "$cmd" <<'PY'
-import os, resource, statistics, subprocess, sys, time
-n, cmd = int(sys.argv[1]), sys.argv[2]
+python3 - "$N" "$cmd" "$driver" <<'PY'
+import json, os, statistics, subprocess, sys, time
+n, cmd, driver = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 def timed(argv):
     t = time.monotonic()
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
@@ -50,10 +51,11 @@ for _ in range(3):
 show("xg_ms", [timed(xg) for _ in range(n)])
 show("sh_ms", [timed(["sh", "-c", cmd]) for _ in range(n)])
 show("dry_run_ms", [timed(["xg", "run", "--dry-run", "fix the failing test"]) for _ in range(n)])
+# Through xg-test-run: a child forked from this Python process would start
+# with Python's pages resident and report those as its peak.
 rss = []
 for _ in range(n):
-    p = subprocess.Popen(xg, stdout=subprocess.DEVNULL)
-    _, _, ru = os.wait4(p.pid, 0)
-    rss.append(ru.ru_maxrss)
+    p = subprocess.run([driver] + xg, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    rss.append(json.loads(p.stderr.decode().strip().splitlines()[-1])["maxrss_kib"])
 show("xg_rss_kib", rss, "KiB")
 PY
