@@ -1,4 +1,5 @@
 #include "xg.h"
+#include <poll.h>
 
 size_t xg_rec_max_line(void)
 {
@@ -20,6 +21,7 @@ void xg_rec_reader_init(struct xg_rec_reader *r, int fd, const char *name)
 {
 	memset(r, 0, sizeof(*r));
 	r->fd = fd;
+	r->wake_fd = -1;
 	r->name = name;
 	r->max_line = xg_rec_max_line();
 	/* A line plus CR LF and one byte that shows it is too long. */
@@ -57,6 +59,17 @@ static int fill(struct xg_rec_reader *r)
 		room = 65536;
 	if (xg_buf_grow(&r->in, room) < 0)
 		return -1;
+	if (r->wake_fd >= 0) {
+		struct pollfd p[2] = { { r->fd, POLLIN, 0 }, { r->wake_fd, POLLIN, 0 } };
+
+		while (poll(p, 2, -1) < 0)
+			if (errno != EINTR)
+				return -1;
+		if (p[1].revents) {
+			errno = EINTR;
+			return -1;
+		}
+	}
 	do
 		n = read(r->fd, r->in.buf + r->in.len, room);
 	while (n < 0 && errno == EINTR);

@@ -31,6 +31,10 @@ struct xg_rec_reader {
 	size_t max_line;
 	size_t lineno;
 	int eof;
+	/* -1, or a descriptor that becomes readable to stop the reading:
+	 * a read then fails with EINTR instead of waiting for input (a
+	 * signal handler writes to a pipe, say). */
+	int wake_fd;
 	struct xg_buf in;	/* bytes read; those from start on are unread */
 	size_t start;
 	size_t scan;		/* how far in has been searched for LF */

@@ -386,7 +386,8 @@ key=unset" ]
 	run python3 - "$FAKE_LOG" <<'PY'
 import os, select, subprocess, sys, time
 log = sys.argv[1]
-p = subprocess.Popen(["xg-run"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+p = subprocess.Popen(["xg-run"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.DEVNULL)
 p.stdin.write(open("upstream.ndjson", "rb").read())
 p.stdin.flush()
 deadline = time.time() + 20
@@ -430,11 +431,13 @@ PY
 		printf '%s\n' '{"type":"request","text":"open input","mode":"normal"}' |
 			xg-choices start --model fake/m | xg-prompt-compile >upstream.ndjson
 		# The writer never closes the input: the run waits for its end
-		# before any tool, and a signal must still end it, at once.
+		# before any tool, and a signal must still end it, at once;
+		# and so while it still waits for the records it needs.
 		run python3 - "$FAKE_LOG" "$sig" <<'PY'
 import os, select, signal, subprocess, sys, time
 log, sig = sys.argv[1], getattr(signal, "SIG" + sys.argv[2])
 p = subprocess.Popen(["xg-run"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.DEVNULL,
                      preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 p.stdin.write(open("upstream.ndjson", "rb").read())
 p.stdin.flush()
@@ -469,6 +472,42 @@ PY
 		fake_provider_stop
 		rm -f "$FAKE_LOG"
 	done
+}
+
+@test "a signal ends a run still waiting for the records it needs" {
+	serve openai-chat <<-'EOF'
+	{"text": "never"}
+	EOF
+	run python3 - <<'PY'
+import os, select, signal, subprocess, sys, time
+p = subprocess.Popen(["xg-run", "--model", "fake/m"], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+# A request alone, with the input left open: the run waits for more.
+p.stdin.write(b'{"type":"request","text":"waiting"}\n')
+p.stdin.flush()
+time.sleep(0.3)
+p.send_signal(signal.SIGINT)
+out, end = b"", time.time() + 20
+while True:
+    r, _, _ = select.select([p.stdout], [], [], max(0, end - time.time()))
+    if not r:
+        p.kill()
+        sys.exit("the run did not end after the signal")
+    chunk = os.read(p.stdout.fileno(), 65536)
+    if not chunk:
+        break
+    out += chunk
+print(p.wait(timeout=20))
+sys.stdout.write(out.decode())
+PY
+	assert_success
+	assert_line --index 0 130
+	output=$(printf '%s\n' "$output" | tail -n +2)
+	assert_framed
+	[ "$(end_field .status)" = interrupted ]
+	[ "$(end_field .stop)" = user ]
+	[ ! -s "$FAKE_LOG" ]
 }
 
 @test "a bad record after the run has started fails it with exit 65, and no tool runs" {
@@ -510,6 +549,58 @@ PY
 	[[ "$stderr" == *"no snapshot: xg-snapshot is neither beside xg-run nor in PATH"* ]]
 	[ "$(recs run_start | jq -r .snapshot)" = null ]
 	[ "$(end_field .status)" = completed ]
+}
+
+@test "the xg-snapshot a run starts holds none of the run's connections or pipes" {
+	# A stand-in beside a copy of xg-run notes its descriptors.  It starts
+	# once the input ends, after the request has gone out: the provider's
+	# connection is open by then.
+	mkdir "$BATS_TEST_TMPDIR/lone"
+	cp "$XG_SRCDIR/bin/xg-run" "$BATS_TEST_TMPDIR/lone/"
+	cat >"$BATS_TEST_TMPDIR/lone/xg-snapshot" <<-EOF
+	#!/usr/bin/env python3
+	import os
+	fds = []
+	for f in sorted(os.listdir("/proc/self/fd"), key=int):
+	    try:
+	        fds.append(f + " -> " + os.readlink("/proc/self/fd/" + f))
+	    except OSError:
+	        pass  # the directory being listed
+	open("$BATS_TEST_TMPDIR/fds", "w").write("\\n".join(fds) + "\\n")
+	print('{"type":"snapshot","commit":"feedfacefeedfacefeedfacefeedfacefeedface"}')
+	EOF
+	chmod +x "$BATS_TEST_TMPDIR/lone/xg-snapshot"
+	serve openai-chat <<-'EOF'
+	{"text": "seen", "delay_ms": 500}
+	EOF
+	printf '%s\n' '{"type":"request","text":"fds","mode":"normal"}' |
+		xg-choices start --model fake/m | xg-prompt-compile >upstream.ndjson
+	run python3 - "$FAKE_LOG" "$BATS_TEST_TMPDIR/lone/xg-run" <<'PY'
+import os, subprocess, sys, time
+log, prog = sys.argv[1], sys.argv[2]
+p = subprocess.Popen([prog], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.DEVNULL)
+p.stdin.write(open("upstream.ndjson", "rb").read())
+p.stdin.flush()
+deadline = time.time() + 20
+while not (os.path.exists(log) and os.path.getsize(log)):
+    if time.time() > deadline:
+        sys.exit("no request")
+    time.sleep(0.01)
+p.stdin.close()
+out = p.stdout.read().decode()
+print(p.wait())
+sys.stdout.write(out)
+PY
+	assert_success
+	assert_line --index 0 0
+	output=$(printf '%s\n' "$output" | tail -n +2)
+	[ "$(recs run_start | jq -r .snapshot)" = feedfacefeedfacefeedfacefeedfacefeedface ]
+	# Its standard output is the pipe back to xg-run; nothing else of
+	# xg-run's is a socket or a pipe.
+	run grep -v '^1 -> ' "$BATS_TEST_TMPDIR/fds"
+	refute_output --partial 'socket:'
+	refute_output --partial 'pipe:'
 }
 
 @test "run_end is written on every failure path" {

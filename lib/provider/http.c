@@ -258,7 +258,7 @@ static int on_debug(CURL *e, curl_infotype type, char *data, size_t size, void *
 /*
  * libcurl's global set-up (it starts OpenSSL: about 2 ms) happens once, on
  * whichever thread comes first; a caller that knows it will send a request
- * soon starts it early on a thread of its own (xg_http_warm_start).
+ * soon starts it early on a thread of its own (xg_http_warm).
  */
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 
@@ -267,15 +267,10 @@ static void global_init(void)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-static void *warm(void *arg)
+void *xg_http_warm(void *arg)
 {
 	pthread_once(&global_once, global_init);
 	return arg;
-}
-
-int xg_http_warm_start(pthread_t *t)
-{
-	return pthread_create(t, NULL, warm, NULL) == 0 ? 0 : -1;
 }
 
 void xg_http_init(struct xg_http *h, long connect_ms, long idle_ms)

@@ -1,6 +1,5 @@
 #ifndef XG_HTTP_H
 #define XG_HTTP_H
-#include <pthread.h>
 /*
  * HTTP over one reused libcurl handle (design.md section 5).
  *
@@ -67,9 +66,10 @@ struct xg_http {
 
 /* Sets up the client; connect_ms and idle_ms of 0 take 30 s and 300 s. */
 void xg_http_init(struct xg_http *h, long connect_ms, long idle_ms);
-/* Starts libcurl's global set-up on a thread (*t, to be joined before the
- * process exits); xg_http_init waits for it.  -1 when no thread starts. */
-int xg_http_warm_start(pthread_t *t);
+/* libcurl's global set-up, as a thread's function: a caller that will
+ * send soon runs it early on a thread of its own (joined before the
+ * process exits); xg_http_init waits for it. */
+void *xg_http_warm(void *arg);
 void xg_http_release(struct xg_http *h);
 
 void xg_http_response_init(struct xg_http_response *r);

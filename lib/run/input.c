@@ -31,7 +31,6 @@ struct run_input {
 	int reading;			/* rd is open */
 	pthread_t thread;		/* reads the rest, takes a snapshot */
 	int running;
-	int phase;			/* the thread's: READING, SNAPSHOT, DONE */
 	int want_snapshot;		/* the thread takes one when none comes */
 	jv snapshot;			/* the thread's result */
 	struct xg_rec *late;		/* records read after the run started */
@@ -41,8 +40,6 @@ struct run_input {
 	char *cwd;
 	int verbose;
 };
-
-enum { READING, SNAPSHOT, DONE };
 
 /* A thread left behind, kept reachable until the process ends. */
 static struct run_input *left_behind;
@@ -56,15 +53,25 @@ static struct run_input *input_of(struct run *r)
 	return r->input;
 }
 
-/* The snapshot's process, for a signal handler to stop. */
+/* The snapshot's process, for a signal handler to stop, and whether one
+ * has come (then no snapshot is started). */
 static volatile pid_t snapshot_pid;
+static volatile sig_atomic_t input_aborted;
+/* Written to by a signal handler, it wakes whatever reads the input. */
+static int wake[2] = { -1, -1 };
 
 void xg_run_input_abort(void)
 {
 	pid_t pid = snapshot_pid;
+	int saved = errno;
 
+	input_aborted = 1;
+	if (wake[1] >= 0 && write(wake[1], "", 1) < 0) {
+		/* full: it is readable already */
+	}
 	if (pid > 0)
 		kill(pid, SIGTERM);
+	errno = saved;
 }
 
 /* A request field that must be a string when present; -1 after failing. */
@@ -145,9 +152,14 @@ int xg_run_read_input(struct run *r)
 		return check_request(r, 0) < 0 ? r->rc : 0;
 	}
 	if (r->o->read_stdin) {
+		if (wake[0] < 0 && pipe2(wake, O_CLOEXEC | O_NONBLOCK) < 0)
+			wake[0] = wake[1] = -1;
 		xg_rec_reader_init(&in->rd, 0, "standard input");
+		in->rd.wake_fd = wake[0];
 		in->reading = 1;
-		while (!(held(r->request) && held(r->model) && held(r->pack)) &&
+		if (input_aborted)	/* a signal came before the pipe was there */
+			n = -1;
+		while (n >= 0 && !(held(r->request) && held(r->model) && held(r->pack)) &&
 		       (n = xg_rec_next(&in->rd, &rec)) > 0) {
 			jv *slot = slot_of(r, rec.type);
 
@@ -161,10 +173,11 @@ int xg_run_read_input(struct run *r)
 			}
 			xg_rec_release(&rec);
 		}
-		if (n < 0) {
+		if (n < 0 && input_aborted)
+			xg_run_fail(r, XG_EX_FAIL, "stopped by a signal while reading the input");
+		else if (n < 0)
 			xg_run_fail(r, strncmp(in->rd.err, "cannot read", 11) ? XG_EX_DATAERR :
 				    XG_EX_IOERR, "%s", in->rd.err);
-		}
 		if (n <= 0) {
 			in->reading = 0;
 			xg_rec_reader_release(&in->rd);
@@ -197,7 +210,7 @@ static void read_rest(struct run_input *in)
 			in->late[in->nlate++] = rec;
 		}
 	}
-	if (n < 0) {
+	if (n < 0 && !input_aborted) {
 		in->late_rc = strncmp(in->rd.err, "cannot read", 11) ? XG_EX_DATAERR : XG_EX_IOERR;
 		snprintf(in->late_err, sizeof(in->late_err), "%s", in->rd.err);
 	}
@@ -238,6 +251,9 @@ static jv snapshot_record(const char *out, size_t len)
 static jv take_snapshot(const struct run_input *in)
 {
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none;
+	siginfo_t info;
 	struct xg_buf out = XG_BUF_INIT(0);
 	char *prog = xg_dispatch_find("snapshot");
 	char *argv[] = { "xg-snapshot", "-C", in->cwd, NULL };
@@ -245,6 +261,10 @@ static jv take_snapshot(const struct run_input *in)
 	pid_t pid;
 	jv snap;
 
+	if (input_aborted) {
+		free(prog);
+		return jv_null();
+	}
 	if (!prog) {
 		fprintf(stderr, "%s: no snapshot: xg-snapshot is neither beside xg-run nor in "
 			"PATH\n", xg_progname);
@@ -256,10 +276,18 @@ static jv take_snapshot(const struct run_input *in)
 		free(prog);
 		return jv_null();
 	}
+	/* Nothing of ours goes with it (the provider's connection is open by
+	 * now), and it takes signals as a program started from a shell. */
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
-	err = posix_spawn(&pid, prog, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	posix_spawnattr_init(&attr);
+	sigemptyset(&none);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+	err = posix_spawn(&pid, prog, &fa, &attr, argv, environ);
+	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
 	close(fd[1]);
 	if (err) {
@@ -270,20 +298,30 @@ static jv take_snapshot(const struct run_input *in)
 		return jv_null();
 	}
 	snapshot_pid = pid;
+	if (input_aborted)	/* a signal came before the line above */
+		kill(pid, SIGTERM);
 	if (xg_read_fd(fd[0], &out) < 0)
 		fprintf(stderr, "%s: cannot read from xg-snapshot: %s\n", xg_progname,
 			strerror(errno));
 	close(fd[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	/* Waited for, but left unreaped until the handler can no longer
+	 * signal its pid, which could then be another process's. */
+	while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
 		;
 	snapshot_pid = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
 	snap = snapshot_record(out.buf, out.len);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) || !held(snap)) {
-		fprintf(stderr, "%s: no snapshot: '%s' %s %d\n", xg_progname, prog,
-			WIFSIGNALED(status) ? "was killed by signal" : "exited with",
-			WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		if (!input_aborted)
+			fprintf(stderr, "%s: no snapshot: '%s' %s %d\n", xg_progname, prog,
+				WIFSIGNALED(status) ? "was killed by signal" : "exited with",
+				WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 		jv_free(snap);
 		snap = jv_null();
+	} else if (!held(snap)) {
+		fprintf(stderr, "%s: no snapshot: '%s' wrote no snapshot record\n", xg_progname,
+			prog);
 	}
 	xg_buf_release(&out);
 	free(prog);
@@ -295,7 +333,6 @@ static void *input_thread(void *arg)
 	struct run_input *in = arg;
 
 	read_rest(in);
-	__atomic_store_n(&in->phase, SNAPSHOT, __ATOMIC_RELEASE);
 	if (in->want_snapshot && !held(in->snapshot)) {
 		if (in->verbose)
 			fprintf(stderr, "%s: no snapshot record: running xg-snapshot\n",
@@ -303,7 +340,6 @@ static void *input_thread(void *arg)
 		jv_free(in->snapshot);
 		in->snapshot = take_snapshot(in);
 	}
-	__atomic_store_n(&in->phase, DONE, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -317,7 +353,7 @@ static void start_thread(struct run *r, struct run_input *in, int want_snapshot)
 	free(in->cwd);
 	in->cwd = xg_strdup(r->cwd ? r->cwd : ".");
 	in->verbose = r->o->verbose;
-	if (pthread_create(&in->thread, NULL, input_thread, in) == 0) {
+	if (xg_run_thread_start(&in->thread, input_thread, in) == 0) {
 		in->running = 1;
 		return;
 	}
@@ -354,10 +390,11 @@ static int wait_thread(struct run_input *in, volatile sig_atomic_t *stop)
 			return 0;
 		if (!*stop)
 			continue;
+		/* The reading wakes at once and xg-snapshot was told to stop:
+		 * two seconds are plenty, and then the run ends without them. */
 		if (!stopped)
 			stopped = xg_clock_ms();
-		if (__atomic_load_n(&in->phase, __ATOMIC_ACQUIRE) == READING ||
-		    xg_clock_ms() - stopped > 2000)
+		if (xg_clock_ms() - stopped > 2000)
 			break;
 	}
 	pthread_detach(in->thread);

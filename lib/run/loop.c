@@ -27,6 +27,7 @@ static struct xg_provider *volatile run_provider;
 static void on_signal(int sig)
 {
 	struct xg_provider *p = run_provider;
+	int saved = errno;
 
 	if (!run_signal)
 		run_signal = sig;
@@ -35,6 +36,21 @@ static void on_signal(int sig)
 	if (p)
 		xg_provider_abort(p);
 	xg_run_input_abort();
+	errno = saved;
+}
+
+int xg_run_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	sigset_t quiet, old;
+	int rc;
+
+	sigemptyset(&quiet);
+	sigaddset(&quiet, SIGINT);
+	sigaddset(&quiet, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &quiet, &old);
+	rc = pthread_create(t, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc ? -1 : 0;
 }
 
 /* Ends the run as failed with exit code rc; the reason also goes to stderr. */
@@ -265,7 +281,7 @@ static void start_gate(struct run *r)
 {
 	if (!r->o->gate)
 		return;
-	if (pthread_create(&r->gate_thread, NULL, gate_thread, r) == 0)
+	if (xg_run_thread_start(&r->gate_thread, gate_thread, r) == 0)
 		r->gate_running = 1;
 	else
 		gate_thread(r);
@@ -867,7 +883,7 @@ int xg_run(const struct xg_run_opts *o, FILE *fp)
 	r.rc = -1;
 	install_signals(&r);
 	/* libcurl's set-up overlaps with reading the input. */
-	r.warm_running = xg_http_warm_start(&r.warm_thread) == 0;
+	r.warm_running = xg_run_thread_start(&r.warm_thread, xg_http_warm, NULL) == 0;
 	xg_run_out_init(&r.out, fp);
 	r.id = xg_conv_new_id();
 	if (xg_run_out_open(&r.out, r.id) < 0)

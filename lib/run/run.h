@@ -65,6 +65,9 @@ static inline jv string_or_null(const char *s)
  * Returns rc. */
 __attribute__((format(printf, 3, 4)))
 int xg_run_fail(struct run *r, int rc, const char *fmt, ...);
+/* Starts a thread that takes no SIGINT or SIGTERM, so they reach the main
+ * thread (and interrupt what it waits on); 0 or -1. */
+int xg_run_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 /* Writes one of the run's own records (consumed), held back until
  * run_start is out. */
 void xg_run_emit(struct run *r, jv rec);
