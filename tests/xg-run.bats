@@ -486,6 +486,12 @@ p = subprocess.Popen(["xg-run", "--model", "fake/m"], stdin=subprocess.PIPE,
 # A request alone, with the input left open: the run waits for more.
 p.stdin.write(b'{"type":"request","text":"waiting"}\n')
 p.stdin.flush()
+# Its handlers are in place once it has made its run's directory.
+runs, deadline = os.path.join(os.environ["XG_HOME"], "state", "runs"), time.time() + 20
+while not (os.path.isdir(runs) and os.listdir(runs)):
+    if time.time() > deadline:
+        sys.exit("no run directory")
+    time.sleep(0.01)
 time.sleep(0.3)
 p.send_signal(signal.SIGINT)
 out, end = b"", time.time() + 20
