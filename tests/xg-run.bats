@@ -516,6 +516,84 @@ PY
 	[ ! -s "$FAKE_LOG" ]
 }
 
+@test "a signal while a failed run reads the rest of its open input ends it as interrupted" {
+	serve openai-chat <<-'EOF'
+	{"text": "never"}
+	EOF
+	run python3 - <<'PY'
+import os, select, signal, subprocess, sys, time
+p = subprocess.Popen(["xg-run"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.DEVNULL,
+                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+# An empty request text fails the run; it still passes the rest of its
+# input through, and waits for its end.
+p.stdin.write(b'{"type":"request","text":""}\n{"type":"model","id":"fake/m","provider":"fake"}\n'
+              b'{"type":"pack","mode":"normal","system":"x"}\n')
+p.stdin.flush()
+runs, deadline = os.path.join(os.environ["XG_HOME"], "state", "runs"), time.time() + 20
+while not (os.path.isdir(runs) and os.listdir(runs)):
+    if time.time() > deadline:
+        sys.exit("no run directory")
+    time.sleep(0.01)
+time.sleep(0.5)
+p.send_signal(signal.SIGINT)
+out, end = b"", time.time() + 20
+while True:
+    r, _, _ = select.select([p.stdout], [], [], max(0, end - time.time()))
+    if not r:
+        p.kill()
+        sys.exit("the run did not end after the signal")
+    chunk = os.read(p.stdout.fileno(), 65536)
+    if not chunk:
+        break
+    out += chunk
+print(p.wait(timeout=20))
+sys.stdout.write(out.decode())
+PY
+	assert_success
+	assert_line --index 0 130
+	output=$(printf '%s\n' "$output" | tail -n +2)
+	[ "$(end_field .status)" = interrupted ]
+	[ "$(end_field .stop)" = user ]
+}
+
+@test "a signal leaves no xg-snapshot of the run behind, even one that ignores SIGTERM" {
+	mkdir "$BATS_TEST_TMPDIR/lone"
+	cp "$XG_SRCDIR/bin/xg-run" "$BATS_TEST_TMPDIR/lone/"
+	cat >"$BATS_TEST_TMPDIR/lone/xg-snapshot" <<-EOF
+	#!/bin/sh
+	echo \$\$ >"$BATS_TEST_TMPDIR/snap.pid"
+	trap '' TERM
+	exec sleep 60
+	EOF
+	chmod +x "$BATS_TEST_TMPDIR/lone/xg-snapshot"
+	serve openai-chat <<-'EOF'
+	{"text": "slow", "delay_ms": 20000}
+	EOF
+	run python3 - "$BATS_TEST_TMPDIR/lone/xg-run" "$BATS_TEST_TMPDIR/snap.pid" <<'PY'
+import os, signal, subprocess, sys, time
+prog, pidfile = sys.argv[1], sys.argv[2]
+p = subprocess.Popen([prog, "--model", "fake/m", "go"], stdin=subprocess.DEVNULL,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+deadline = time.time() + 20
+while not (os.path.exists(pidfile) and open(pidfile).read().strip()):
+    if time.time() > deadline:
+        sys.exit("the snapshot did not start")
+    time.sleep(0.01)
+snap = int(open(pidfile).read())
+time.sleep(0.3)
+p.send_signal(signal.SIGTERM)
+print(p.wait(timeout=20))
+try:
+    state = open("/proc/%d/stat" % snap).read().rsplit(")", 1)[1].split()[0]
+except OSError:
+    state = "gone"
+print("snapshot", "ended" if state in ("gone", "Z", "X") else "running:" + state)
+PY
+	assert_success
+	assert_output $'143\nsnapshot ended'
+}
+
 @test "a bad record after the run has started fails it with exit 65, and no tool runs" {
 	serve openai-chat <<-'EOF'
 	{"tool_calls": [{"id": "t1", "name": "bash", "args": {"command": "touch tool-ran"}}]}

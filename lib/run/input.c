@@ -62,10 +62,13 @@ static int wake[2] = { -1, -1 };
 
 void xg_run_input_abort(void)
 {
-	pid_t pid = snapshot_pid;
 	int saved = errno;
+	pid_t pid;
 
-	input_aborted = 1;
+	/* The flag before the pid, as take_snapshot stores the pid before it
+	 * reads the flag: one of the two sees the other. */
+	__atomic_store_n(&input_aborted, 1, __ATOMIC_SEQ_CST);
+	pid = __atomic_load_n(&snapshot_pid, __ATOMIC_SEQ_CST);
 	if (wake[1] >= 0 && write(wake[1], "", 1) < 0) {
 		/* full: it is readable already */
 	}
@@ -297,9 +300,9 @@ static jv take_snapshot(const struct run_input *in)
 		free(prog);
 		return jv_null();
 	}
-	snapshot_pid = pid;
-	if (input_aborted)	/* a signal came before the line above */
-		kill(pid, SIGTERM);
+	__atomic_store_n(&snapshot_pid, pid, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&input_aborted, __ATOMIC_SEQ_CST))
+		kill(pid, SIGTERM);	/* the handler may have missed the pid */
 	if (xg_read_fd(fd[0], &out) < 0)
 		fprintf(stderr, "%s: cannot read from xg-snapshot: %s\n", xg_progname,
 			strerror(errno));
@@ -308,7 +311,7 @@ static jv take_snapshot(const struct run_input *in)
 	 * signal its pid, which could then be another process's. */
 	while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
 		;
-	snapshot_pid = 0;
+	__atomic_store_n(&snapshot_pid, 0, __ATOMIC_SEQ_CST);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	snap = snapshot_record(out.buf, out.len);
@@ -376,17 +379,18 @@ void xg_run_start_input(struct run *r)
 static int wait_thread(struct run_input *in, volatile sig_atomic_t *stop)
 {
 	int64_t stopped = 0;
+	pid_t pid;
 
 	for (;;) {
 		struct timespec ts;
 
-		clock_gettime(CLOCK_REALTIME, &ts);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_nsec += 50 * 1000000L;
 		if (ts.tv_nsec >= 1000000000L) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
 		}
-		if (pthread_timedjoin_np(in->thread, NULL, &ts) == 0)
+		if (pthread_clockjoin_np(in->thread, NULL, CLOCK_MONOTONIC, &ts) == 0)
 			return 0;
 		if (!*stop)
 			continue;
@@ -397,6 +401,11 @@ static int wait_thread(struct run_input *in, volatile sig_atomic_t *stop)
 		if (xg_clock_ms() - stopped > 2000)
 			break;
 	}
+	/* Whatever it runs goes with the run, whether it heeds SIGTERM or not:
+	 * it holds the run's standard error. */
+	pid = __atomic_load_n(&snapshot_pid, __ATOMIC_SEQ_CST);
+	if (pid > 0)
+		kill(pid, SIGKILL);
 	pthread_detach(in->thread);
 	return -1;
 }

@@ -892,6 +892,13 @@ int xg_run(const struct xg_run_opts *o, FILE *fp)
 		prepare(&r);
 	if (r.rc < 0)
 		converse(&r);
+	if (r.gate_running)
+		pthread_join(r.gate_thread, NULL);
+	if (r.warm_running)
+		pthread_join(r.warm_thread, NULL);
+	/* run_start, if it is not out yet; the rest of the input is joined
+	 * first, and a signal that comes meanwhile counts too. */
+	begin(&r);
 	if (run_signal) {
 		r.status = "interrupted";
 		r.stop = "user";
@@ -901,11 +908,6 @@ int xg_run(const struct xg_run_opts *o, FILE *fp)
 	}
 	if (!r.status)
 		fail(&r, XG_EX_SOFTWARE, "the run ended without a status");
-	if (r.gate_running)
-		pthread_join(r.gate_thread, NULL);
-	if (r.warm_running)
-		pthread_join(r.warm_thread, NULL);
-	begin(&r);
 	xg_run_write_end(&r);
 	xg_clock_rfc3339(xg_clock_wall_ms(), ended);
 	xg_run_write_summary(&r, ended);
