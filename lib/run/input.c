@@ -41,8 +41,9 @@ struct run_input {
 	int verbose;
 };
 
-/* A thread left behind, kept reachable until the process ends. */
-static struct run_input *left_behind;
+/* A thread left behind, kept reachable until the process ends (volatile:
+ * a store nothing reads would be optimised away). */
+static struct run_input *volatile left_behind;
 
 static struct run_input *input_of(struct run *r)
 {
