@@ -154,24 +154,6 @@ void xg_account_keys_release(struct xg_account_keys *k)
 	k->keys = jv_invalid();
 }
 
-static int read_fd(int fd, struct xg_buf *b)
-{
-	char chunk[4096];
-	ssize_t n;
-
-	for (;;) {
-		n = read(fd, chunk, sizeof(chunk));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -1 : 0;
-		if (xg_buf_add(b, chunk, (size_t)n) < 0) {
-			errno = EFBIG;
-			return -1;
-		}
-	}
-}
-
 /*
  * Reads auth.json at path into *keys ({} when it does not exist), refusing
  * one that group or others may use.  0 or an exit code after reporting.  A
@@ -209,7 +191,7 @@ static int read_auth(const char *path, jv *keys)
 			 "if others may have read them)", path, (unsigned)(st.st_mode & 07777), path);
 		return XG_EX_NOPERM;
 	}
-	if (read_fd(fd, &b) < 0) {
+	if (xg_read_fd(fd, &b) < 0) {
 		xg_error_errno("cannot read '%s'", path);
 		close(fd);
 		xg_buf_release(&b);
@@ -386,7 +368,7 @@ int xg_account_read_key(int fd, char **key)
 	int rc = 0;
 
 	*key = NULL;
-	if (read_fd(fd, &b) < 0) {
+	if (xg_read_fd(fd, &b) < 0) {
 		if (errno == EFBIG)
 			xg_error("the key is longer than %zu bytes", b.max);
 		else

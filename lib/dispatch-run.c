@@ -22,17 +22,12 @@ static jv set_opt(jv req, const char *key, const char *value)
 char *xg_dispatch_read_text(int fd)
 {
 	struct xg_buf b = XG_BUF_INIT(XG_DISPATCH_MAX_TEXT);
-	char chunk[65536];
-	ssize_t n;
 
-	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			xg_die_errno(XG_EX_IOERR, "cannot read standard input");
-		if (xg_buf_add(&b, chunk, (size_t)n) < 0)
-			xg_die(XG_EX_DATAERR, "the text on standard input is longer than %zu bytes",
-			       XG_DISPATCH_MAX_TEXT);
+	if (xg_read_fd(fd, &b) < 0) {
+		if (errno == EFBIG)
+			xg_die(XG_EX_DATAERR, "the text on standard input is longer than %zu "
+			       "bytes", XG_DISPATCH_MAX_TEXT);
+		xg_die_errno(XG_EX_IOERR, "cannot read standard input");
 	}
 	while (b.len && (b.buf[b.len - 1] == '\n' || b.buf[b.len - 1] == '\r'))
 		xg_buf_setlen(&b, b.len - 1);

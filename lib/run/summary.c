@@ -10,12 +10,11 @@ static jv snapshot_commit(const struct run *r)
 	return string_or_null(xg_json_string_peek(r->snapshot, "commit"));
 }
 
-void xg_run_write_start(struct run *r)
+/* What run_start and run.json both say of the run: its conversation, the
+ * model and effort, the prompt's variant and version, the snapshot, the
+ * mode and the workspace. */
+static jv what_ran(const struct run *r, jv v)
 {
-	jv v = xg_rec_new("run_start");
-
-	v = xg_json_set(v, "schema", jv_string("xg/1"));
-	v = xg_json_set(v, "run", jv_string(r->id));
 	v = xg_json_set(v, "conversation", string_or_null(r->conv));
 	v = xg_json_set(v, "model", string_or_null(xg_json_string_peek(r->model, "id")));
 	v = xg_json_set(v, "effort", string_or_null(xg_json_string_peek(r->model, "effort")));
@@ -24,6 +23,16 @@ void xg_run_write_start(struct run *r)
 	v = xg_json_set(v, "snapshot", snapshot_commit(r));
 	v = xg_json_set(v, "mode", string_or_null(r->mode));
 	v = xg_json_set(v, "cwd", string_or_null(r->cwd));
+	return v;
+}
+
+void xg_run_write_start(struct run *r)
+{
+	jv v = xg_rec_new("run_start");
+
+	v = xg_json_set(v, "schema", jv_string("xg/1"));
+	v = xg_json_set(v, "run", jv_string(r->id));
+	v = what_ran(r, v);
 	xg_run_out_write(&r->out, v);
 }
 
@@ -41,14 +50,7 @@ void xg_run_write_summary(struct run *r, const char *ended)
 	jv v = jv_object();
 
 	v = xg_json_set(v, "id", jv_string(r->id));
-	v = xg_json_set(v, "conversation", string_or_null(r->conv));
-	v = xg_json_set(v, "model", string_or_null(xg_json_string_peek(r->model, "id")));
-	v = xg_json_set(v, "effort", string_or_null(xg_json_string_peek(r->model, "effort")));
-	v = xg_json_set(v, "variant", string_or_null(xg_json_string_peek(r->pack, "variant")));
-	v = xg_json_set(v, "version", string_or_null(xg_json_string_peek(r->pack, "version")));
-	v = xg_json_set(v, "snapshot", snapshot_commit(r));
-	v = xg_json_set(v, "mode", string_or_null(r->mode));
-	v = xg_json_set(v, "cwd", string_or_null(r->cwd));
+	v = what_ran(r, v);
 	v = xg_json_set(v, "status", string_or_null(r->status));
 	v = xg_json_set(v, "stop", string_or_null(r->stop));
 	v = xg_json_set(v, "reason", string_or_null(r->reason));

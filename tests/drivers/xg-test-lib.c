@@ -145,11 +145,9 @@ static int do_conv(const char *verb, char **args, int nargs)
 static struct xg_buf read_stdin(void)
 {
 	struct xg_buf b = XG_BUF_INIT(0);
-	char chunk[4096];
-	ssize_t n;
 
-	while ((n = read(0, chunk, sizeof(chunk))) > 0)
-		xg_buf_add(&b, chunk, (size_t)n);
+	if (xg_read_fd(0, &b) < 0)
+		xg_die_errno(XG_EX_IOERR, "cannot read standard input");
 	return b;
 }
 

@@ -26,12 +26,11 @@ static int sha256(unsigned long long repeat)
 	struct xg_buf in = XG_BUF_INIT(0);
 	struct xg_sha256 c;
 	unsigned char d[XG_SHA256_LEN];
-	char hex[65], tmp[4096];
-	ssize_t n;
+	char hex[65];
 	unsigned long long r;
 
-	while ((n = read(0, tmp, sizeof(tmp))) > 0)
-		xg_buf_add(&in, tmp, (size_t)n);
+	if (xg_read_fd(0, &in) < 0)
+		xg_die_errno(XG_EX_IOERR, "cannot read standard input");
 	xg_sha256_init(&c);
 	for (r = 0; r < repeat; r++) {
 		size_t off = 0, step = 1;

@@ -150,9 +150,8 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	sigset_t mask;
 	const char *arg, *at = NULL;
-	char err[256], chunk[4096];
+	char err[256];
 	int id, rc, again = 0;
-	ssize_t n;
 	jv config, req, ev;
 
 	xg_prog_init("xg-test-provider-abort");
@@ -168,8 +167,8 @@ int main(int argc, char **argv)
 	if (o.nargs != 2)
 		xg_usage_error(&cmd, "a kind and a base URL are needed");
 	at_stream = !strcmp(at, "stream");
-	while ((n = read(0, chunk, sizeof(chunk))) > 0)
-		xg_buf_add(&in, chunk, (size_t)n);
+	if (xg_read_fd(0, &in) < 0)
+		xg_die_errno(XG_EX_IOERR, "cannot read standard input");
 	req = jv_parse_sized(in.buf, (int)in.len);
 	if (jv_get_kind(req) != JV_KIND_OBJECT)
 		xg_die(XG_EX_DATAERR, "standard input: the request is not a JSON object");

@@ -69,10 +69,9 @@ int main(int argc, char **argv)
 	struct xg_provider *p;
 	struct xg_provider_callbacks cb = { on_event, on_retry, NULL };
 	const char *arg, *dialect = NULL;
-	char err[256], chunk[4096];
+	char err[256];
 	int id, encode = 0, stats = 0, policy = 0, rc = 0;
 	unsigned long long repeat = 1, i;
-	ssize_t n;
 	jv config, req;
 
 	xg_prog_init("xg-test-provider");
@@ -95,8 +94,8 @@ int main(int argc, char **argv)
 		xg_usage_error(&cmd, "a kind and a base URL are needed");
 	if (!xg_stdin_readable())
 		xg_die(XG_EX_USAGE, "the request is read from standard input");
-	while ((n = read(0, chunk, sizeof(chunk))) > 0)
-		xg_buf_add(&in, chunk, (size_t)n);
+	if (xg_read_fd(0, &in) < 0)
+		xg_die_errno(XG_EX_IOERR, "cannot read standard input");
 	req = jv_parse_sized(in.buf, (int)in.len);
 	if (jv_get_kind(req) != JV_KIND_OBJECT)
 		xg_die(XG_EX_DATAERR, "standard input: the request is not a JSON object");
