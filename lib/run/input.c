@@ -104,14 +104,14 @@ static int check_request(struct run *r, size_t line)
 	    request_string(r, line, "cwd", &cwd) < 0)
 		return -1;
 	if (!text || !*text)
-		return xg_run_fail(r, XG_EX_DATAERR, "standard input:%zu: field 'text' of the request "
-			    "is missing or empty", line), -1;
+		return xg_run_fail(r, XG_EX_DATAERR, "standard input:%zu: field 'text' of the "
+				   "request is missing or empty", line), -1;
 	if (mode && !xg_mode_valid(mode))
-		return xg_run_fail(r, XG_EX_DATAERR, "standard input:%zu: field 'mode' is not a mode "
-			    "name (%s)", line, XG_PROMPT_MODE_RULE), -1;
+		return xg_run_fail(r, XG_EX_DATAERR, "standard input:%zu: field 'mode' is not a "
+				   "mode name (%s)", line, XG_PROMPT_MODE_RULE), -1;
 	if (conv && !xg_conv_id_valid(conv))
-		return xg_run_fail(r, XG_EX_DATAERR, "standard input:%zu: field 'conversation' is '%s', "
-			    "not a conversation id", line, conv), -1;
+		return xg_run_fail(r, XG_EX_DATAERR, "standard input:%zu: field 'conversation' is "
+				   "'%s', not a conversation id", line, conv), -1;
 	return 0;
 }
 

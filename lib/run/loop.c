@@ -53,9 +53,7 @@ int xg_run_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
 	return rc ? -1 : 0;
 }
 
-/* Ends the run as failed with exit code rc; the reason also goes to stderr. */
-__attribute__((format(printf, 3, 4)))
-static int fail(struct run *r, int rc, const char *fmt, ...)
+int xg_run_fail(struct run *r, int rc, const char *fmt, ...)
 {
 	va_list ap;
 	char msg[2048];
@@ -69,18 +67,6 @@ static int fail(struct run *r, int rc, const char *fmt, ...)
 	r->status = "failed";
 	r->rc = rc;
 	return rc;
-}
-
-/* fail() for the other files of the run (run/run.h). */
-int xg_run_fail(struct run *r, int rc, const char *fmt, ...)
-{
-	va_list ap;
-	char msg[2048];
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return fail(r, rc, "%s", msg);
 }
 
 static void note(const struct run *r, const char *what)
@@ -109,7 +95,7 @@ static int pick_conversation(struct run *r)
 	if (!c)
 		c = xg_json_string_peek(r->request, "conversation");
 	if (c && !xg_conv_id_valid(c))
-		return fail(r, XG_EX_DATAERR, "'%s' is not a conversation id", c);
+		return xg_run_fail(r, XG_EX_DATAERR, "'%s' is not a conversation id", c);
 	if (c) {
 		r->conv = xg_strdup(c);
 		r->conv_new = !xg_conv_exists(c);
@@ -127,8 +113,8 @@ static int pick_workspace(struct run *r)
 
 	r->cwd = realpath(cwd ? cwd : ".", NULL);
 	if (!r->cwd || stat(r->cwd, &st) < 0 || !S_ISDIR(st.st_mode))
-		return fail(r, XG_EX_DATAERR, "cannot use '%s' as the workspace: %s",
-			    cwd ? cwd : ".", r->cwd ? "Not a directory" : strerror(errno));
+		return xg_run_fail(r, XG_EX_DATAERR, "cannot use '%s' as the workspace: %s",
+				   cwd ? cwd : ".", r->cwd ? "Not a directory" : strerror(errno));
 	return 0;
 }
 
@@ -140,7 +126,7 @@ static int pick_model(struct run *r)
 
 	rc = xg_choices_init(&r->choices, r->o->verbose);
 	if (rc)
-		return fail(r, rc, "cannot load the model catalog");
+		return xg_run_fail(r, rc, "cannot load the model catalog");
 	r->have_catalog = 1;
 	if (jv_get_kind(r->model) == JV_KIND_OBJECT && !r->o->model && !r->o->effort)
 		goto check;
@@ -167,14 +153,15 @@ static int pick_model(struct run *r)
 	if (rc) {
 		const char *why = xg_json_string_peek(r->model, "reason");
 
-		return fail(r, rc, "no model to run on%s%s", why ? ": " : "", why ? why : "");
+		return xg_run_fail(r, rc, "no model to run on%s%s", why ? ": " : "",
+				   why ? why : "");
 	}
 check:
 	if (!xg_json_string_peek(r->model, "id")) {
 		const char *why = xg_json_string_peek(r->model, "reason");
 
-		return fail(r, XG_EX_NOPERM, "no model to run on%s%s", why ? ": " : "",
-			    why ? why : "");
+		return xg_run_fail(r, XG_EX_NOPERM, "no model to run on%s%s", why ? ": " : "",
+				   why ? why : "");
 	}
 	return 0;
 }
@@ -198,7 +185,7 @@ static int compile_pack(struct run *r)
 	rc = xg_prompt_pack(&rq, &pack, &notices);
 	write_records(r, notices);
 	if (rc)
-		return fail(r, rc, "cannot compile the prompt");
+		return xg_run_fail(r, rc, "cannot compile the prompt");
 	jv_free(r->pack);
 	r->pack = pack;
 	return 0;
@@ -233,21 +220,22 @@ static int open_provider(struct run *r)
 
 	prov = pname ? xg_catalog_provider_peek(&r->choices.cat, pname) : jv_invalid();
 	if (!jv_is_valid(prov))
-		return fail(r, XG_EX_CONFIG, "the catalog has no provider '%s'",
-			    pname ? pname : "(none)");
+		return xg_run_fail(r, XG_EX_CONFIG, "the catalog has no provider '%s'",
+				   pname ? pname : "(none)");
 	if (xg_account_current(aname, "the request", &account, NULL))
-		return fail(r, XG_EX_CONFIG, "no usable account");
+		return xg_run_fail(r, XG_EX_CONFIG, "no usable account");
 	xg_account_keys_init(&keys, account);
 	got = xg_account_key(&keys, pname, prov, &key);
 	if (got < 0) {
 		xg_account_keys_release(&keys);
 		free(account);
-		return fail(r, keys.status ? keys.status : XG_EX_NOPERM,
-			    "cannot read the credentials of provider '%s'", pname);
+		return xg_run_fail(r, keys.status ? keys.status : XG_EX_NOPERM,
+				   "cannot read the credentials of provider '%s'", pname);
 	}
 	if (!got && xg_json_string_peek(prov, "key_env")) {
-		fail(r, XG_EX_NOPERM, "no credentials for provider '%s': set %s or store a key "
-		     "for account '%s'", pname, xg_json_string_peek(prov, "key_env"), account);
+		xg_run_fail(r, XG_EX_NOPERM, "no credentials for provider '%s': set %s or store "
+			    "a key for account '%s'", pname, xg_json_string_peek(prov, "key_env"),
+			    account);
 		xg_account_keys_release(&keys);
 		free(account);
 		return r->rc;
@@ -260,7 +248,7 @@ static int open_provider(struct run *r)
 		free(key);
 	}
 	if (!r->prov)
-		return fail(r, XG_EX_CONFIG, "provider '%s': %s", pname, err);
+		return xg_run_fail(r, XG_EX_CONFIG, "provider '%s': %s", pname, err);
 	return 0;
 }
 
@@ -296,8 +284,8 @@ static int join_gate(struct run *r)
 		r->gate_running = 0;
 	}
 	if (r->o->gate && !r->gate) {
-		fail(r, XG_EX_CONFIG, "--gate: %s", r->gate_err ? r->gate_err :
-		     "the filter does not compile");
+		xg_run_fail(r, XG_EX_CONFIG, "--gate: %s", r->gate_err ? r->gate_err :
+			    "the filter does not compile");
 		return r->rc;
 	}
 	return 0;
@@ -309,8 +297,8 @@ static int prepare(struct run *r)
 
 	r->mode = mode ? mode : "normal";
 	if (!xg_mode_valid(r->mode))
-		return fail(r, XG_EX_DATAERR, "'%s' is not a mode name (%s)", r->mode,
-			    XG_PROMPT_MODE_RULE);
+		return xg_run_fail(r, XG_EX_DATAERR, "'%s' is not a mode name (%s)", r->mode,
+				   XG_PROMPT_MODE_RULE);
 	if (pick_conversation(r) || pick_workspace(r))
 		return r->rc;
 	start_gate(r);
@@ -699,7 +687,7 @@ static int classify_plan(struct run *r, char **problems)
 	int invalid;
 
 	if (xg_plan_classify(reply, strlen(reply), &pr) < 0) {
-		fail(r, XG_EX_SOFTWARE, "cannot classify the plan reply");
+		xg_run_fail(r, XG_EX_SOFTWARE, "cannot classify the plan reply");
 		return -1;
 	}
 	xg_run_emit(r, xg_plan_record(&pr));
@@ -775,7 +763,8 @@ static int converse(struct run *r)
 		if (run_signal || rc == -1 || r->rc >= 0)
 			break;
 		if (rc) {
-			fail(r, rc, "%s: %s", perr.class ? perr.class : "error", perr.message);
+			xg_run_fail(r, rc, "%s: %s", perr.class ? perr.class : "error",
+				    perr.message);
 			break;
 		}
 		if (add_reply(r, &t))
@@ -887,7 +876,7 @@ int xg_run(const struct xg_run_opts *o, FILE *fp)
 	xg_run_out_init(&r.out, fp);
 	r.id = xg_conv_new_id();
 	if (xg_run_out_open(&r.out, r.id) < 0)
-		fail(&r, XG_EX_IOERR, "cannot make the run's directory");
+		xg_run_fail(&r, XG_EX_IOERR, "cannot make the run's directory");
 	if (r.rc < 0 && !xg_run_read_input(&r) && r.rc < 0)
 		prepare(&r);
 	if (r.rc < 0)
@@ -907,7 +896,7 @@ int xg_run(const struct xg_run_opts *o, FILE *fp)
 		r.rc = 128 + run_signal;
 	}
 	if (!r.status)
-		fail(&r, XG_EX_SOFTWARE, "the run ended without a status");
+		xg_run_fail(&r, XG_EX_SOFTWARE, "the run ended without a status");
 	xg_run_write_end(&r);
 	xg_clock_rfc3339(xg_clock_wall_ms(), ended);
 	xg_run_write_summary(&r, ended);
