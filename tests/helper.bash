@@ -11,6 +11,8 @@ done
 : "${XG_SRCDIR:=$(cd "$BATS_TEST_DIRNAME/.." && pwd)}"
 export XG_SRCDIR
 export PATH="$XG_SRCDIR/bin:$XG_SRCDIR/tests/bin:$PATH"
+# Python helpers the tests import (tests/runpipe.py).
+export PYTHONPATH="$XG_SRCDIR/tests${PYTHONPATH:+:$PYTHONPATH}"
 [ -d "$XG_SRCDIR/tests/vgbin" ] && export PATH="$XG_SRCDIR/tests/vgbin:$PATH"
 export XG_HOME="$BATS_TEST_TMPDIR/home"
 export XG_SHARE_DIR="$XG_SRCDIR/share/xg"

@@ -384,28 +384,18 @@ key=unset" ]
 	# after 20 s).  Until the input ends no tool runs and nothing of the
 	# run is written; then a snapshot and a record of another kind come.
 	run python3 - "$FAKE_LOG" <<'PY'
-import os, select, subprocess, sys, time
-log = sys.argv[1]
-p = subprocess.Popen(["xg-run"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                     stderr=subprocess.DEVNULL)
+import os, sys
+from runpipe import read_for, read_to_end, requested, start, wait_for
+p = start(["xg-run"])
 p.stdin.write(open("upstream.ndjson", "rb").read())
 p.stdin.flush()
-deadline = time.time() + 20
-while not (os.path.exists(log) and os.path.getsize(log)):
-    if time.time() > deadline:
-        sys.exit("no request while the input was open")
-    time.sleep(0.01)
-early = b""
-end = time.time() + 0.3
-while time.time() < end:
-    r, _, _ = select.select([p.stdout], [], [], max(0, end - time.time()))
-    if r:
-        early += os.read(p.stdout.fileno(), 65536)
+wait_for(requested(sys.argv[1]), "no request while the input was open")
+early = read_for(p, 0.3)
 print("early:", b"run_start" in early or b"tool_" in early, os.path.exists("tool-ran"))
 p.stdin.write(b'{"type":"snapshot","commit":"0123456789abcdef0123456789abcdef01234567"}\n')
 p.stdin.write(b'{"type":"late","x":[1, 2]}\n')
 p.stdin.close()
-out = early + p.stdout.read()
+out = early + read_to_end(p, "the run did not end")
 print("status:", p.wait())
 sys.stdout.write(out.decode())
 PY
@@ -434,31 +424,16 @@ PY
 		# before any tool, and a signal must still end it, at once;
 		# and so while it still waits for the records it needs.
 		run python3 - "$FAKE_LOG" "$sig" <<'PY'
-import os, select, signal, subprocess, sys, time
-log, sig = sys.argv[1], getattr(signal, "SIG" + sys.argv[2])
-p = subprocess.Popen(["xg-run"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                     stderr=subprocess.DEVNULL,
-                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+import signal, sys, time
+from runpipe import read_to_end, requested, start, wait_for
+p = start(["xg-run"])
 p.stdin.write(open("upstream.ndjson", "rb").read())
 p.stdin.flush()
-deadline = time.time() + 20
-while not (os.path.exists(log) and os.path.getsize(log)):
-    if time.time() > deadline:
-        sys.exit("no request")
-    time.sleep(0.01)
+wait_for(requested(sys.argv[1]), "no request")
 time.sleep(0.3)
-p.send_signal(sig)
+p.send_signal(getattr(signal, "SIG" + sys.argv[2]))
 # Standard input stays open throughout: only the signal may end the run.
-out, end = b"", time.time() + 20
-while True:
-    r, _, _ = select.select([p.stdout], [], [], max(0, end - time.time()))
-    if not r:
-        p.kill()
-        sys.exit("the run did not end after the signal")
-    chunk = os.read(p.stdout.fileno(), 65536)
-    if not chunk:
-        break
-    out += chunk
+out = read_to_end(p, "the run did not end after the signal")
 print(p.wait(timeout=20))
 sys.stdout.write(out.decode())
 PY
@@ -479,31 +454,16 @@ PY
 	{"text": "never"}
 	EOF
 	run python3 - <<'PY'
-import os, select, signal, subprocess, sys, time
-p = subprocess.Popen(["xg-run", "--model", "fake/m"], stdin=subprocess.PIPE,
-                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+import signal, sys, time
+from runpipe import read_to_end, run_made, start, wait_for
+p = start(["xg-run", "--model", "fake/m"])
 # A request alone, with the input left open: the run waits for more.
 p.stdin.write(b'{"type":"request","text":"waiting"}\n')
 p.stdin.flush()
-# Its handlers are in place once it has made its run's directory.
-runs, deadline = os.path.join(os.environ["XG_HOME"], "state", "runs"), time.time() + 20
-while not (os.path.isdir(runs) and os.listdir(runs)):
-    if time.time() > deadline:
-        sys.exit("no run directory")
-    time.sleep(0.01)
+wait_for(run_made(), "no run directory")
 time.sleep(0.3)
 p.send_signal(signal.SIGINT)
-out, end = b"", time.time() + 20
-while True:
-    r, _, _ = select.select([p.stdout], [], [], max(0, end - time.time()))
-    if not r:
-        p.kill()
-        sys.exit("the run did not end after the signal")
-    chunk = os.read(p.stdout.fileno(), 65536)
-    if not chunk:
-        break
-    out += chunk
+out = read_to_end(p, "the run did not end after the signal")
 print(p.wait(timeout=20))
 sys.stdout.write(out.decode())
 PY
@@ -521,32 +481,18 @@ PY
 	{"text": "never"}
 	EOF
 	run python3 - <<'PY'
-import os, select, signal, subprocess, sys, time
-p = subprocess.Popen(["xg-run"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                     stderr=subprocess.DEVNULL,
-                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+import signal, sys, time
+from runpipe import read_to_end, run_made, start, wait_for
+p = start(["xg-run"])
 # An empty request text fails the run; it still passes the rest of its
 # input through, and waits for its end.
 p.stdin.write(b'{"type":"request","text":""}\n{"type":"model","id":"fake/m","provider":"fake"}\n'
               b'{"type":"pack","mode":"normal","system":"x"}\n')
 p.stdin.flush()
-runs, deadline = os.path.join(os.environ["XG_HOME"], "state", "runs"), time.time() + 20
-while not (os.path.isdir(runs) and os.listdir(runs)):
-    if time.time() > deadline:
-        sys.exit("no run directory")
-    time.sleep(0.01)
+wait_for(run_made(), "no run directory")
 time.sleep(0.5)
 p.send_signal(signal.SIGINT)
-out, end = b"", time.time() + 20
-while True:
-    r, _, _ = select.select([p.stdout], [], [], max(0, end - time.time()))
-    if not r:
-        p.kill()
-        sys.exit("the run did not end after the signal")
-    chunk = os.read(p.stdout.fileno(), 65536)
-    if not chunk:
-        break
-    out += chunk
+out = read_to_end(p, "the run did not end after the signal")
 print(p.wait(timeout=20))
 sys.stdout.write(out.decode())
 PY
@@ -572,14 +518,11 @@ PY
 	EOF
 	run python3 - "$BATS_TEST_TMPDIR/lone/xg-run" "$BATS_TEST_TMPDIR/snap.pid" <<'PY'
 import os, signal, subprocess, sys, time
+from runpipe import start, wait_for
 prog, pidfile = sys.argv[1], sys.argv[2]
-p = subprocess.Popen([prog, "--model", "fake/m", "go"], stdin=subprocess.DEVNULL,
-                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-deadline = time.time() + 20
-while not (os.path.exists(pidfile) and open(pidfile).read().strip()):
-    if time.time() > deadline:
-        sys.exit("the snapshot did not start")
-    time.sleep(0.01)
+p = start([prog, "--model", "fake/m", "go"], stdin=subprocess.DEVNULL)
+wait_for(lambda: os.path.exists(pidfile) and open(pidfile).read().strip(),
+         "the snapshot did not start")
 snap = int(open(pidfile).read())
 time.sleep(0.3)
 p.send_signal(signal.SIGTERM)
@@ -660,19 +603,14 @@ PY
 	printf '%s\n' '{"type":"request","text":"fds","mode":"normal"}' |
 		xg-choices start --model fake/m | xg-prompt-compile >upstream.ndjson
 	run python3 - "$FAKE_LOG" "$BATS_TEST_TMPDIR/lone/xg-run" <<'PY'
-import os, subprocess, sys, time
-log, prog = sys.argv[1], sys.argv[2]
-p = subprocess.Popen([prog], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                     stderr=subprocess.DEVNULL)
+import sys
+from runpipe import read_to_end, requested, start, wait_for
+p = start([sys.argv[2]])
 p.stdin.write(open("upstream.ndjson", "rb").read())
 p.stdin.flush()
-deadline = time.time() + 20
-while not (os.path.exists(log) and os.path.getsize(log)):
-    if time.time() > deadline:
-        sys.exit("no request")
-    time.sleep(0.01)
+wait_for(requested(sys.argv[1]), "no request")
 p.stdin.close()
-out = p.stdout.read().decode()
+out = read_to_end(p, "the run did not end").decode()
 print(p.wait())
 sys.stdout.write(out)
 PY

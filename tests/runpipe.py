@@ -1,0 +1,66 @@
+"""
+Helpers for the tests of tests/xg-run.bats that drive xg-run through a pipe
+left open: start it, wait for something to happen (giving up after 20 s,
+which fails the test), and read what it writes.
+"""
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+
+
+def start(argv, stdin=subprocess.PIPE):
+    """xg-run with its output a pipe, its messages dropped (valgrind's
+    would mix in), and SIGINT at its default even when the suite runs
+    with it ignored."""
+    return subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def wait_for(ready, what, timeout=20):
+    """Waits until ready() is true; else the test fails saying what."""
+    deadline = time.time() + timeout
+    while not ready():
+        if time.time() > deadline:
+            sys.exit(what)
+        time.sleep(0.01)
+
+
+def requested(log):
+    """Whether the fake provider has logged a request."""
+    return lambda: os.path.exists(log) and os.path.getsize(log) > 0
+
+
+def run_made():
+    """Whether xg-run has made its run's directory: its signal handlers
+    are in place by then."""
+    runs = os.path.join(os.environ["XG_HOME"], "state", "runs")
+    return lambda: os.path.isdir(runs) and len(os.listdir(runs)) > 0
+
+
+def read_for(p, seconds):
+    """What p writes in the next few seconds."""
+    out, end = b"", time.time() + seconds
+    while time.time() < end:
+        r, _, _ = select.select([p.stdout], [], [], max(0, end - time.time()))
+        if r:
+            out += os.read(p.stdout.fileno(), 65536)
+    return out
+
+
+def read_to_end(p, what, timeout=20):
+    """Everything p writes, to its end; the test fails saying what if the
+    end does not come in time (p is killed)."""
+    out, end = b"", time.time() + timeout
+    while True:
+        r, _, _ = select.select([p.stdout], [], [], max(0, end - time.time()))
+        if not r:
+            p.kill()
+            sys.exit(what)
+        chunk = os.read(p.stdout.fileno(), 65536)
+        if not chunk:
+            return out
+        out += chunk
