@@ -354,15 +354,20 @@ PY
 	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
 }
 
-@test "an entry edited in the second the index was written is read again" {
+# A repository whose index holds racy's current stat data (a time of
+# 1700000000) with the id of its old content, aaaa; the file holds bbbb.
+stale_entry() {
 	make_repo
 	printf 'aaaa\n' > racy
 	git add racy && git commit -qm racy
 	old=$(git rev-parse HEAD:racy)
 	printf 'bbbb\n' > racy
 	touch -d @1700000000 racy
-	# The index now has racy's current stat data with the old content's id.
 	xg-test-snapshot stale-entry racy "$old"
+}
+
+@test "an entry edited in the second the index was written is read again" {
+	stale_entry
 	# Written in the same second as the file: git cannot trust the entry.
 	touch -d @1700000000 .git/index
 	assert_equal "$(git status --porcelain racy)" ' M racy'
@@ -371,13 +376,7 @@ PY
 }
 
 @test "an entry older than the index is trusted without reading the file" {
-	make_repo
-	printf 'aaaa\n' > racy
-	git add racy && git commit -qm racy
-	old=$(git rev-parse HEAD:racy)
-	printf 'bbbb\n' > racy
-	touch -d @1700000000 racy
-	xg-test-snapshot stale-entry racy "$old"
+	stale_entry
 	touch -d @1700000100 .git/index
 	# git trusts the stat data too: it sees no change.
 	assert_equal "$(git status --porcelain racy)" ''
