@@ -222,27 +222,25 @@ static void read_rest(struct run_input *in)
 	in->reading = 0;
 }
 
-/* The last snapshot record xg-snapshot wrote, or null. */
-static jv snapshot_record(const char *out, size_t len)
+/* The last snapshot record on fd, read to its end, or null. */
+static jv read_snapshot(int fd)
 {
+	struct xg_rec_reader rd;
+	struct xg_rec rec;
 	jv found = jv_null();
-	const char *p = out, *end = out + len;
+	int n;
 
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		jv v = jv_parse_sized(p, (int)n);
-		const char *type = jv_get_kind(v) == JV_KIND_OBJECT ?
-				   xg_json_string_peek(v, "type") : NULL;
-
-		if (type && !strcmp(type, "snapshot")) {
+	xg_rec_reader_init(&rd, fd, "the output of xg-snapshot");
+	while ((n = xg_rec_next(&rd, &rec)) > 0) {
+		if (rec.type && !strcmp(rec.type, "snapshot")) {
 			jv_free(found);
-			found = v;
-		} else {
-			jv_free(v);
+			found = jv_copy(rec.v);
 		}
-		p += n + 1;
+		xg_rec_release(&rec);
 	}
+	if (n < 0)
+		fprintf(stderr, "%s: %s\n", xg_progname, rd.err);
+	xg_rec_reader_release(&rd);
 	return found;
 }
 
@@ -258,7 +256,6 @@ static jv take_snapshot(const struct run_input *in)
 	posix_spawnattr_t attr;
 	sigset_t none;
 	siginfo_t info;
-	struct xg_buf out = XG_BUF_INIT(0);
 	char *prog = xg_dispatch_find("snapshot");
 	char *argv[] = { "xg-snapshot", "-C", in->cwd, NULL };
 	int fd[2], status = 0, err;
@@ -304,9 +301,7 @@ static jv take_snapshot(const struct run_input *in)
 	__atomic_store_n(&snapshot_pid, pid, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&input_aborted, __ATOMIC_SEQ_CST))
 		kill(pid, SIGTERM);	/* the handler may have missed the pid */
-	if (xg_read_fd(fd[0], &out) < 0)
-		fprintf(stderr, "%s: cannot read from xg-snapshot: %s\n", xg_progname,
-			strerror(errno));
+	snap = read_snapshot(fd[0]);
 	close(fd[0]);
 	/* Waited for, but left unreaped until the handler can no longer
 	 * signal its pid, which could then be another process's. */
@@ -315,7 +310,6 @@ static jv take_snapshot(const struct run_input *in)
 	__atomic_store_n(&snapshot_pid, 0, __ATOMIC_SEQ_CST);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	snap = snapshot_record(out.buf, out.len);
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		if (!input_aborted)
 			fprintf(stderr, "%s: no snapshot: '%s' %s %d\n", xg_progname, prog,
@@ -327,7 +321,6 @@ static jv take_snapshot(const struct run_input *in)
 		fprintf(stderr, "%s: no snapshot: '%s' wrote no snapshot record\n", xg_progname,
 			prog);
 	}
-	xg_buf_release(&out);
 	free(prog);
 	return snap;
 }
