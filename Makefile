@@ -11,7 +11,6 @@ endif
 
 LIB_SRC := $(sort $(wildcard lib/*.c lib/*/*.c))
 LIB_OBJ := $(LIB_SRC:.c=.o)
-LIB_HDR := $(wildcard lib/*.h lib/*/*.h)
 CMD_SRC := $(sort $(wildcard cmd/*.c))
 PROGS := $(patsubst cmd/%.c,bin/%,$(CMD_SRC))
 DRIVER_SRC := $(sort $(wildcard tests/drivers/*.c))
@@ -28,8 +27,13 @@ all: $(PROGS)
 	@f='$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS)'; \
 	if [ "$$f" != "$$(cat $@ 2>/dev/null)" ]; then printf '%s\n' "$$f" > $@; fi
 
-%.o: %.c $(LIB_HDR) .build-flags
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+# Each object is rebuilt exactly when a header it includes changes: the
+# compiler writes the list beside it (-MMD), with a rule for each header so
+# a header removed is no error (-MP), as git does.
+%.o: %.c .build-flags
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(LIB_OBJ:.o=.d) $(CMD_SRC:.c=.d) $(DRIVER_SRC:.c=.d)
 
 lib/libxg.a: $(LIB_OBJ)
 	rm -f $@
@@ -59,6 +63,10 @@ endif
 lint-man:
 	mandoc -Tlint -Wwarning $(MAN1) $(MAN5) $(MAN7)
 
+# The rules of the house: file sizes, the include arrows, the banned list.
+lint:
+	@sh tests/lint
+
 bench: all
 	@for b in bench/*.sh; do echo "== $$b"; sh $$b || exit 1; done
 
@@ -66,15 +74,15 @@ install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
 	  $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(SHAREDIR)/prompts \
 	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
-	for f in $(PROGS); do cp -f $$f $(DESTDIR)$(BINDIR)/ || exit 1; done
-	for f in $(MAN1); do cp -f $$f $(DESTDIR)$(MANDIR)/man1/ || exit 1; done
-	for f in $(MAN5); do cp -f $$f $(DESTDIR)$(MANDIR)/man5/ || exit 1; done
-	for f in $(MAN7); do cp -f $$f $(DESTDIR)$(MANDIR)/man7/ || exit 1; done
-	cp -RL share/xg/. $(DESTDIR)$(SHAREDIR)/
-	rm -f $(DESTDIR)$(SHAREDIR)/.keep
-	cp -f completions/xg.bash $(DESTDIR)$(BASHCOMPDIR)/xg
-	cp -f completions/_xg $(DESTDIR)$(ZSHCOMPDIR)/_xg
-	cp -f completions/xg.fish $(DESTDIR)$(FISHCOMPDIR)/xg.fish
+	install -m 755 $(PROGS) $(DESTDIR)$(BINDIR)/
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5/
+	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7/
+	cd share/xg && find -L . -type d -exec install -d -m 755 '$(DESTDIR)$(SHAREDIR)/{}' ';' && \
+	  find -L . -type f ! -name .keep -exec install -m 644 '{}' '$(DESTDIR)$(SHAREDIR)/{}' ';'
+	install -m 644 completions/xg.bash $(DESTDIR)$(BASHCOMPDIR)/xg
+	install -m 644 completions/_xg $(DESTDIR)$(ZSHCOMPDIR)/_xg
+	install -m 644 completions/xg.fish $(DESTDIR)$(FISHCOMPDIR)/xg.fish
 
 uninstall:
 	for p in $(PROGS); do rm -f $(DESTDIR)$(BINDIR)/$${p##*/}; done
@@ -95,8 +103,8 @@ print-deps:
 
 clean:
 	rm -rf bin tests/bin tests/vgbin lib/libxg.a .build-flags
-	find lib cmd tests -name '*.o' -delete
+	find lib cmd tests -name '*.[od]' -delete
 
 FORCE:
-.PHONY: all check lint-man bench install uninstall deps print-deps clean FORCE
+.PHONY: all check lint lint-man bench install uninstall deps print-deps clean FORCE
 .SECONDARY: $(LIB_OBJ) $(CMD_SRC:.c=.o) $(DRIVER_SRC:.c=.o)

@@ -3,9 +3,7 @@
  * choices, and the start model of a conversation.
  */
 #include "xg.h"
-#include "account.h"
-#include "catalog.h"
-#include "choices.h"
+#include "choices/choices.h"
 #include "conversation.h"
 
 static const char *const usage[] = {
@@ -76,14 +74,12 @@ int main(int argc, char **argv)
 	if (o.nargs < 1)
 		xg_usage_error(&cmd, "a command is needed: models, accounts, auth, set, get, "
 			       "resolve or start");
-	if (want.mode && !xg_mode_valid(want.mode))
-		xg_usage_error(&cmd, "'%s' is not a mode name (lowercase letters, digits, '_', '-')",
-			       want.mode);
+	if (want.mode && !xg_conv_mode_valid(want.mode))
+		xg_usage_error(&cmd, "'%s' " XG_CONV_MODE_BAD, want.mode);
 	if (want.account && !xg_account_name_valid(want.account))
-		xg_usage_error(&cmd, "'%s' is not an account name (letters, digits, '.', '_', '-')",
-			       want.account);
+		xg_usage_error(&cmd, "'%s' " XG_ACCOUNT_NAME_BAD, want.account);
 	if (want.conversation && !xg_conv_id_valid(want.conversation))
-		xg_usage_error(&cmd, "'%s' is not a conversation id", want.conversation);
+		xg_usage_error(&cmd, "'%s' " XG_CONV_ID_BAD, want.conversation);
 	if (want.conversation && strcmp(o.args[0], "start"))
 		xg_usage_error(&cmd, "--conversation is for 'start'");
 	if (remove && strcmp(o.args[0], "auth"))

@@ -3,7 +3,7 @@
  * no_plan or invalid) as one plan record.  See xg-classify-plan(1).
  */
 #include "xg.h"
-#include "plan.h"
+#include "plan/plan.h"
 
 #define MAX_REPLY ((size_t)64 << 20)
 

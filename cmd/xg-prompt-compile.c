@@ -3,8 +3,8 @@
  * into a pack record; manage variants and their versions.
  */
 #include "xg.h"
-#include "prompt.h"
-#include "variant.h"
+#include "conversation.h"
+#include "prompt/prompt.h"
 
 static const char *const usage[] = {
 	"xg-prompt-compile [--text] [--mode mode] [--model model] [--variant ref]",
@@ -163,9 +163,8 @@ int main(int argc, char **argv)
 		}
 		compile_opts |= id <= OPT_VARIANT;
 	}
-	if (a.mode && !xg_mode_valid(a.mode))
-		xg_usage_error(&cmd, "bad mode '%s': a mode name is %s", a.mode,
-			       XG_PROMPT_MODE_RULE);
+	if (a.mode && !xg_conv_mode_valid(a.mode))
+		xg_usage_error(&cmd, "'%s' " XG_CONV_MODE_BAD, a.mode);
 	verb = o.nargs ? o.args[0] : NULL;
 	if ((verb && compile_opts) || ((a.tuned_for || a.note) && (!verb || strcmp(verb, "save"))))
 		xg_usage_error(&cmd, "option not valid for '%s'", verb ? verb : "compiling");

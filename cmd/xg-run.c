@@ -5,8 +5,8 @@
  */
 #include "xg.h"
 #include "conversation.h"
-#include "prompt.h"
-#include "run/loop.h"
+#include "prompt/prompt.h"
+#include "run/run.h"
 
 static const char *const usage[] = {
 	"xg-run [-v] [--stream] [--conversation id] [--model model] [--effort effort] "
@@ -62,9 +62,9 @@ int main(int argc, char **argv)
 	if (o.nargs > 1)
 		xg_usage_error(&cmd, "give the request as one operand (quote it)");
 	if (ro.conversation && !xg_conv_id_valid(ro.conversation))
-		xg_usage_error(&cmd, "'%s' is not a conversation id", ro.conversation);
-	if (ro.mode && !xg_mode_valid(ro.mode))
-		xg_usage_error(&cmd, "'%s' is not a mode name (%s)", ro.mode, XG_PROMPT_MODE_RULE);
+		xg_usage_error(&cmd, "'%s' " XG_CONV_ID_BAD, ro.conversation);
+	if (ro.mode && !xg_conv_mode_valid(ro.mode))
+		xg_usage_error(&cmd, "'%s' " XG_CONV_MODE_BAD, ro.mode);
 	if (o.nargs == 1 && strcmp(o.args[0], "-"))
 		ro.text = o.args[0];
 	else

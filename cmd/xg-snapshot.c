@@ -3,7 +3,7 @@
  * a clone from such a commit.  See xg-snapshot(1).
  */
 #include "xg.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 
 static const char *const usage[] = {
 	"xg-snapshot [--strict] [-C dir] [--timeout duration] [--max-file-size size]"

@@ -5,9 +5,10 @@
  * run.
  */
 #include "xg.h"
-#include "account.h"
+#include "choices/choices.h"
 #include "conversation.h"
-#include "dispatch.h"
+#include "dispatch/dispatch.h"
+#include "exec.h"
 
 static const char *const usage[] = {
 	"xg run [--json] [--dry-run] [--model id] [--effort effort] [--account name]"
@@ -70,9 +71,9 @@ static int run_verb(const char *verb, int argc, char **argv)
 		r.conversation = o.args[0];
 	}
 	if (r.conversation && !xg_conv_id_valid(r.conversation))
-		xg_usage_error(&cmd, "'%s' is not a conversation id", r.conversation);
+		xg_usage_error(&cmd, "'%s' " XG_CONV_ID_BAD, r.conversation);
 	if (r.account && !xg_account_name_valid(r.account))
-		xg_usage_error(&cmd, "'%s' is not an account name", r.account);
+		xg_usage_error(&cmd, "'%s' " XG_ACCOUNT_NAME_BAD, r.account);
 	if (resume && !r.conversation) {
 		if (!(newest = xg_dispatch_newest_conversation()))
 			xg_die(XG_EX_DATAERR, "there is no conversation to resume");
@@ -116,13 +117,13 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(name, "commands")) {
 		static const char *const verbs[] = { "commands", "plan", "resume", "run", NULL };
-		xg_dispatch_list(stdout, verbs);
+		xg_exec_list(stdout, verbs);
 		return xg_prog_exit(0);
 	}
-	path = xg_dispatch_find(name);
+	path = xg_exec_find(name);
 	if (!path)
 		xg_usage_error(&cmd, "'%s' is not an xg command; 'xg commands' lists them", name);
 	argv[1] = path;
-	xg_dispatch_exec(path, argv + 1);
+	xg_exec(path, argv + 1);
 	xg_die_errno(XG_EX_SOFTWARE, "cannot run '%s'", path);
 }

@@ -15,6 +15,19 @@ int xg_conv_id_valid(const char *id)
 	return n <= 128;
 }
 
+int xg_conv_mode_valid(const char *mode)
+{
+	size_t n;
+
+	if (!mode || !islower((unsigned char)*mode))
+		return 0;
+	for (n = 0; mode[n]; n++)
+		if (!islower((unsigned char)mode[n]) && !isdigit((unsigned char)mode[n]) &&
+		    mode[n] != '_' && mode[n] != '-')
+			return 0;
+	return n <= XG_CONV_MODE_MAX;
+}
+
 char *xg_conv_new_id(void)
 {
 	int64_t now = xg_clock_wall_ms();
@@ -101,11 +114,11 @@ int xg_conv_append_if(const char *id, jv entry, xg_conv_check_fn still, void *ct
 	struct xg_buf line = XG_BUF_INIT(0);
 	char *path = NULL, *dir = NULL;
 	struct stat st, dst;
-	int fd = -1, rc = -1;
+	int fd = -1, rc = -1, e;
 
 	if (!xg_conv_id_valid(id)) {
 		jv_free(entry);
-		return xg_error("'%s' is not a valid conversation id", id);
+		return xg_error("'%s' " XG_CONV_ID_BAD, id);
 	}
 	dir = xg_path_state("conversations");
 	/* Conversations hold prompts and tool output: only their owner
@@ -114,14 +127,15 @@ int xg_conv_append_if(const char *id, jv entry, xg_conv_check_fn still, void *ct
 		goto out;
 	path = xg_conv_path(id);
 	fd = xg_lock_file_mode(path, O_RDWR | O_APPEND | O_CREAT, 0600, xg_lock_timeout_ms());
-	if (fd < 0) {
-		rc = fd;
+	if (fd < 0)
 		goto out;
-	}
 	if (still) {
 		int r = still(id, ctx);
 		if (r <= 0) {
+			/* still reported its own error; to the caller it is an
+			 * I/O failure. */
 			rc = r < 0 ? -1 : 1;
+			errno = EIO;
 			goto out;
 		}
 	}
@@ -152,12 +166,16 @@ int xg_conv_append_if(const char *id, jv entry, xg_conv_check_fn still, void *ct
 	}
 	rc = 0;
 out:
+	e = errno;
 	jv_free(entry);
-	if (fd >= 0 && close(fd) < 0 && rc == 0)
+	if (fd >= 0 && close(fd) < 0 && rc == 0) {
 		rc = xg_error_errno("cannot append to '%s'", path);
+		e = errno;
+	}
 	xg_buf_release(&line);
 	free(path);
 	free(dir);
+	errno = e;
 	return rc;
 }
 

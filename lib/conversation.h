@@ -17,9 +17,19 @@
  */
 #include "json.h"
 
-/* Whether id is a usable conversation id: 1 to 128 of [A-Za-z0-9._-], not
- * starting with '.' or '-'. */
+/*
+ * The validators of a conversation's names, each with the one phrase every
+ * program says after the quoted name ("'x' is not a mode name (...)").
+ *
+ * A conversation id is 1 to 128 of [A-Za-z0-9._-], not starting with '.'
+ * or '-'.  A mode (a turn's, a request's) is "normal", "plan" or any other
+ * of 1 to 64 of [a-z0-9_-], starting with a letter.
+ */
+#define XG_CONV_ID_BAD "is not a conversation id (1 to 128 of [A-Za-z0-9._-], not starting with '.' or '-')"
+#define XG_CONV_MODE_MAX 64
+#define XG_CONV_MODE_BAD "is not a mode name (1 to 64 of [a-z0-9_-], starting with a letter)"
 int xg_conv_id_valid(const char *id);
+int xg_conv_mode_valid(const char *mode);
 /* A new id: the UTC time and random hex, "20261130-105624-3f9a1c2b". */
 char *xg_conv_new_id(void);
 /* The file's path (which need not exist); the caller frees it. */
@@ -30,8 +40,8 @@ int xg_conv_exists(const char *id);
 /*
  * Appends entry (consumed) to the conversation, adding "at" when it has
  * none, and creating the file with its header (cwd from getcwd) when it is
- * new.  0 on success, -1 on error (reported), -2 when the lock timed out
- * (report exit 75).
+ * new.  0 on success, -1 on error (reported) with errno set: EWOULDBLOCK
+ * when the lock timed out (xg_exit_for_errno gives exit 75).
  */
 int xg_conv_append(const char *id, jv entry);
 

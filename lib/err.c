@@ -33,13 +33,16 @@ void xg_die_errno(int code, const char *fmt, ...)
 	exit(code);
 }
 
+/* Reporting keeps errno, so a caller can still map it to an exit code. */
 int xg_error(const char *fmt, ...)
 {
+	int errnum = errno;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vreport(fmt, ap, 0);
 	va_end(ap);
+	errno = errnum;
 	return -1;
 }
 
@@ -51,6 +54,7 @@ int xg_error_errno(const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport(fmt, ap, errnum);
 	va_end(ap);
+	errno = errnum;
 	return -1;
 }
 
@@ -72,6 +76,8 @@ int xg_exit_for_errno(int errnum)
 		return XG_EX_NOPERM;
 	case ENOMEM:
 		return XG_EX_SOFTWARE;
+	case EWOULDBLOCK:
+		return XG_EX_TEMPFAIL;
 	default:
 		return XG_EX_IOERR;
 	}

@@ -38,8 +38,9 @@ int xg_error_errno(const char *fmt, ...);
 __attribute__((format(printf, 1, 2)))
 void xg_warn(const char *fmt, ...);
 
-/* The exit code for a failed system call's errno: 77 for a permission
- * refused (EACCES, EPERM, EROFS), 70 for ENOMEM, 74 for the rest. */
+/* The exit code for a failed call's errno: 77 for a permission refused
+ * (EACCES, EPERM, EROFS), 70 for ENOMEM, 75 for a lock that timed out
+ * (EWOULDBLOCK), 74 for the rest. */
 int xg_exit_for_errno(int errnum);
 
 /* The symbolic name of an exit code ("dataerr"), for records and tests. */

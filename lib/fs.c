@@ -227,14 +227,18 @@ int xg_lock_file_mode(const char *path, int flags, mode_t mode, int timeout_ms)
 		if (errno == EINTR)
 			continue;
 		if (errno != EWOULDBLOCK) {
+			int e = errno;
+
 			xg_error_errno("cannot lock '%s'", path);
 			close(fd);
+			errno = e;
 			return -1;
 		}
 		if (waited >= timeout_ms) {
 			report_busy(path, fd, timeout_ms);
 			close(fd);
-			return -2;
+			errno = EWOULDBLOCK;
+			return -1;
 		}
 		nanosleep(&nap, NULL);
 		waited += 5;
@@ -249,8 +253,11 @@ int xg_append_locked(const char *path, const void *data, size_t len, int timeout
 	if (fd < 0)
 		return fd;
 	if (xg_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+		int e = errno;
+
 		xg_error_errno("cannot append to '%s'", path);
 		close(fd);
+		errno = e;
 		return -1;
 	}
 	if (close(fd) < 0)

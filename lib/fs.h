@@ -6,9 +6,9 @@
  * sees the old file or the new one, never a part.  Appends take an exclusive
  * flock, wait for it at most a timeout, and end with fsync.
  *
- * Every function here reports its own error (xg_error) and returns -1; the
- * lock functions return -2 when the lock was not had in time, which callers
- * turn into exit 75.
+ * Every function here reports its own error (xg_error) and returns -1 with
+ * errno set; a lock not had in time is EWOULDBLOCK, which
+ * xg_exit_for_errno turns into exit 75.
  */
 #include <stddef.h>
 
@@ -32,7 +32,8 @@ int xg_mkdir_p(const char *path, mode_t mode);
 /*
  * Opens (creating it 0644 when create is set) and locks path exclusively,
  * waiting at most timeout_ms (XG_LOCK_TIMEOUT in the environment overrides
- * the default).  Returns the descriptor, -1 on error, -2 on timeout.
+ * the default).  Returns the descriptor, or -1 (errno EWOULDBLOCK on a
+ * timeout).
  */
 int xg_lock_file(const char *path, int flags, int timeout_ms);
 /* As xg_lock_file, creating the file with mode (e.g. 0600 for a file that
@@ -40,8 +41,8 @@ int xg_lock_file(const char *path, int flags, int timeout_ms);
 int xg_lock_file_mode(const char *path, int flags, mode_t mode, int timeout_ms);
 /* The timeout from XG_LOCK_TIMEOUT (milliseconds), or the default. */
 int xg_lock_timeout_ms(void);
-/* Appends data to path under its lock and fsyncs; -2 when the lock timed
- * out. */
+/* Appends data to path under its lock and fsyncs; 0 or -1 as
+ * xg_lock_file. */
 int xg_append_locked(const char *path, const void *data, size_t len, int timeout_ms);
 
 /* "dir/name" in a new string. */

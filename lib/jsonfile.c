@@ -11,7 +11,7 @@ int xg_jsonfile_read(const char *path, jv *out)
 		int e = errno;
 		xg_buf_release(&b);
 		if (e == ENOENT)
-			return 0;
+			return 0;	/* *out stays jv_null() */
 		errno = e;
 		if (e == EFBIG) {
 			xg_error("'%s' is larger than %zu bytes", path, (size_t)XG_JSONFILE_MAX);
@@ -42,5 +42,5 @@ int xg_jsonfile_parse(const char *path, const char *text, size_t len, jv *out)
 		return XG_EX_CONFIG;
 	}
 	*out = v;
-	return 1;
+	return 0;
 }

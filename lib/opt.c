@@ -206,3 +206,43 @@ bad:
 	xg_usage_error(cmd, "option '%s' needs a non-negative number%s, not '%s'",
 		       opt, sizes ? " (with k, M or G)" : "", arg);
 }
+
+static const char *count_text(int n)
+{
+	static char buf[32];
+
+	if (n == 0)
+		return "no operands";
+	if (n == 1)
+		return "one operand";
+	snprintf(buf, sizeof(buf), "%d operands", n);
+	return buf;
+}
+
+const struct xg_verb *xg_opt_verb(struct xg_opts *o, const struct xg_verb *verbs)
+{
+	const struct xg_verb *v;
+	struct xg_buf names = XG_BUF_INIT(0);
+	int n;
+
+	if (o->nargs < 1) {
+		for (v = verbs; v->name; v++)
+			xg_buf_addf(&names, "%s%s", v == verbs ? "" : v[1].name ? ", " : " or ",
+				    v->name);
+		xg_usage_error(o->cmd, "a command is needed: %s", names.buf);
+	}
+	for (v = verbs; v->name && strcmp(v->name, o->args[0]); v++)
+		;
+	if (!v->name)
+		xg_usage_error(o->cmd, "unknown command '%s'", o->args[0]);
+	n = o->nargs - 1;
+	if (n < v->min_args || (v->max_args >= 0 && n > v->max_args)) {
+		if (v->min_args == v->max_args)
+			xg_usage_error(o->cmd, "'%s' takes %s", v->name, count_text(v->min_args));
+		if (n < v->min_args)
+			xg_usage_error(o->cmd, "'%s' takes at least %s", v->name,
+				       count_text(v->min_args));
+		xg_usage_error(o->cmd, "'%s' takes at most %s", v->name, count_text(v->max_args));
+	}
+	return v;
+}

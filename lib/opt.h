@@ -61,6 +61,31 @@ __attribute__((noreturn, format(printf, 2, 3)))
 void xg_usage_error(const struct xg_command *cmd, const char *fmt, ...);
 void xg_print_version(const struct xg_command *cmd);
 
+/*
+ * Verbs (git's OPT_SUBCOMMAND, tmux's cmd_entry): a program whose first
+ * operand names what it does declares its verbs as a table, ending with an
+ * all-zero entry, and dispatches in one line:
+ *
+ *   static const struct xg_verb verbs[] = {
+ *           { "models", 0, 0, cmd_models },
+ *           { "auth", 1, 1, cmd_auth },
+ *           { 0 }
+ *   };
+ *   rc = xg_opt_verb(&o, verbs)->run(&o, &ctx);
+ *
+ * xg_opt_verb returns the entry o->args[0] names, after checking that
+ * between min_args and max_args operands follow it (max_args -1: any);
+ * anything else is a usage error (exit 2) that says what was wrong: no
+ * verb (listing them), an unknown one, or the wrong count.
+ */
+struct xg_verb {
+	const char *name;
+	int min_args, max_args;
+	int (*run)(struct xg_opts *o, void *ctx);
+};
+
+const struct xg_verb *xg_opt_verb(struct xg_opts *o, const struct xg_verb *verbs);
+
 /* Parses a non-negative decimal number, with an optional k/M/G suffix when
  * sizes is set; exits 2 naming the option when it is not one. */
 unsigned long long xg_opt_number(const struct xg_command *cmd, const char *opt,

@@ -88,6 +88,7 @@ static int parse_line(struct xg_rec_reader *r, struct xg_rec *rec, char *line, s
 	jv v;
 
 	rec->lineno = r->lineno;
+	r->code = XG_EX_DATAERR;
 	v = jv_parse_sized(line, (int)len);
 	if (!jv_is_valid(v)) {
 		char *msg = xg_json_parse_error(v);
@@ -111,6 +112,7 @@ static int parse_line(struct xg_rec_reader *r, struct xg_rec *rec, char *line, s
 
 static int too_long(struct xg_rec_reader *r, size_t lineno)
 {
+	r->code = XG_EX_DATAERR;
 	snprintf(r->err, sizeof(r->err),
 		 "%s: line %zu is longer than the limit of %zu bytes (XG_MAX_LINE)",
 		 r->name, lineno, r->max_line);
@@ -139,6 +141,7 @@ int xg_rec_next(struct xg_rec_reader *r, struct xg_rec *rec)
 			if (r->in.len - r->start > r->max_line + 1)
 				return too_long(r, r->lineno + 1);
 			if (fill(r) < 0) {
+				r->code = XG_EX_IOERR;
 				snprintf(r->err, sizeof(r->err), "cannot read %s: %s",
 					 r->name, strerror(errno));
 				return -1;
@@ -168,7 +171,7 @@ int xg_rec_next_or_die(struct xg_rec_reader *r, struct xg_rec *rec)
 	int rc = xg_rec_next(r, rec);
 
 	if (rc < 0)
-		xg_die(strncmp(r->err, "cannot read", 11) ? XG_EX_DATAERR : XG_EX_IOERR, "%s", r->err);
+		xg_die(r->code, "%s", r->err);
 	return rc;
 }
 
@@ -214,15 +217,28 @@ jv xg_rec_new(const char *type)
 	return xg_json_set(jv_object(), "type", jv_string(type));
 }
 
-int xg_mode_valid(const char *mode)
+static int filter_write_error(void)
 {
-	size_t n;
+	xg_error_errno("cannot write standard output");
+	return XG_EX_IOERR;
+}
 
-	if (!mode || !islower((unsigned char)*mode))
-		return 0;
-	for (n = 0; mode[n]; n++)
-		if (!islower((unsigned char)mode[n]) && !isdigit((unsigned char)mode[n]) &&
-		    mode[n] != '_' && mode[n] != '-')
-			return 0;
-	return n <= XG_MODE_MAX;
+int xg_rec_filter(struct xg_rec_reader *r, struct xg_rec_writer *w, const char *type,
+		  xg_rec_filter_fn fn, void *ctx)
+{
+	struct xg_rec rec;
+	int seen = 0, rc = 0;
+
+	while (rc == 0 && r && xg_rec_next_or_die(r, &rec) > 0) {
+		int match = !type || (rec.type && !strcmp(rec.type, type));
+
+		if (w && (xg_rec_pass(w, &rec) < 0 || (match && fflush(w->fp) == EOF)))
+			rc = filter_write_error();
+		else if (match && (seen = 1))
+			rc = fn(&rec, ctx);
+		xg_rec_release(&rec);
+	}
+	if (rc == 0 && !seen)
+		rc = fn(NULL, ctx);
+	return rc;
 }

@@ -39,11 +39,12 @@ struct xg_rec_reader {
 	size_t start;
 	size_t scan;		/* how far in has been searched for LF */
 	char err[256];		/* the last error, when next returned -1 */
+	int code;		/* and its exit code: 65 bad data, 74 a read error */
 };
 
 void xg_rec_reader_init(struct xg_rec_reader *r, int fd, const char *name);
 void xg_rec_reader_release(struct xg_rec_reader *r);
-/* 1 and *rec filled, 0 at end of input, -1 with r->err set. */
+/* 1 and *rec filled, 0 at end of input, -1 with r->err and r->code set. */
 int xg_rec_next(struct xg_rec_reader *r, struct xg_rec *rec);
 /* As xg_rec_next, but an error is fatal: exit 65 (74 for a read error). */
 int xg_rec_next_or_die(struct xg_rec_reader *r, struct xg_rec *rec);
@@ -69,10 +70,21 @@ int xg_rec_write(struct xg_rec_writer *w, jv v);
 /* Writes a read record's original bytes unchanged. */
 int xg_rec_pass(struct xg_rec_writer *w, const struct xg_rec *rec);
 
-/* Whether mode is a mode name a request may carry: "normal", "plan" or
- * any other of 1 to XG_MODE_MAX of [a-z0-9_-], starting with a letter. */
-#define XG_MODE_MAX 64
-int xg_mode_valid(const char *mode);
+/*
+ * The body of a stage (xg-snapshot, xg-choices start, xg-prompt-compile):
+ * every record read from r is passed on to w unchanged (w NULL: none is),
+ * and fn is called with each record whose type is type (type NULL: every
+ * record), after the record has gone out and w's stream has been flushed,
+ * so the stages downstream already hold it while fn works.  When no record
+ * of that type came (r NULL: no input), fn is called once at the end with
+ * rec NULL.  fn returns 0 to go on, or a code that stops the reading and
+ * that xg_rec_filter returns.  A record that cannot be read is fatal (exit
+ * 65, or 74 for a read error), as with xg_rec_next_or_die; a write error is
+ * reported and is exit 74.
+ */
+typedef int (*xg_rec_filter_fn)(const struct xg_rec *rec, void *ctx);
+int xg_rec_filter(struct xg_rec_reader *r, struct xg_rec_writer *w, const char *type,
+		  xg_rec_filter_fn fn, void *ctx);
 
 /* A new record {"type": type}. */
 jv xg_rec_new(const char *type);

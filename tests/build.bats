@@ -29,11 +29,53 @@ load helper
 	[ -f "$root/opt/xg/share/man/man5/xg-records.5" ] || fail "xg-records.5 not installed"
 	[ -d "$root/opt/xg/share/xg" ] || fail "share/xg not installed"
 	[ -f "$root/opt/xg/share/bash-completion/completions/xg" ] || fail "bash completion not installed"
+	[ -f "$root/opt/xg/share/xg/prompts/manifest" ] || fail "the default variant not installed"
+	# Whatever the umask and the modes in the tree, the modes are install's.
+	run find "$root" -type f ! -perm 644 ! -path '*/bin/*'
+	assert_output ""
+	run find "$root/opt/xg/bin" -type f ! -perm 755
+	assert_output ""
 	# shellcheck disable=SC2086
 	run make -s -C "$XG_SRCDIR" $XG_MAKEFLAGS uninstall DESTDIR="$root" PREFIX=/opt/xg
 	assert_success
 	run find "$root" -type f
 	assert_output ""
+}
+
+@test "an object is rebuilt when a header it includes changes, and only then" {
+	src=$BATS_TEST_TMPDIR/src
+	git -C "$XG_SRCDIR" ls-files -z --cached --others --exclude-standard | (cd "$XG_SRCDIR" && xargs -0 tar cf -) | (mkdir -p "$src" && cd "$src" && tar xf -)
+	# shellcheck disable=SC2086
+	make -s -C "$src" $XG_MAKEFLAGS -j2 bin/xg-classify-plan >/dev/null
+	# shellcheck disable=SC2086
+	run make -C "$src" $XG_MAKEFLAGS bin/xg-classify-plan
+	refute_output --partial "plan.c"
+	touch "$src/lib/plan/plan.h"
+	# shellcheck disable=SC2086
+	run make -C "$src" $XG_MAKEFLAGS bin/xg-classify-plan
+	assert_output --partial "-o lib/plan/plan.o"
+	assert_output --partial "cmd/xg-classify-plan.c"
+	assert_output --partial "-o lib/run/loop.o"
+	refute_output --partial "-o lib/choices/"
+}
+
+@test "make lint names a breach of each rule" {
+	src=$BATS_TEST_TMPDIR/src
+	mkdir -p "$src"
+	cp -R "$XG_SRCDIR/lib" "$XG_SRCDIR/cmd" "$XG_SRCDIR/tests" "$src/"
+	printf '#include "run/internal.h"\n' >> "$src/lib/plan/plan.c"
+	printf '#include "plan/plan.h"\n' >> "$src/lib/json.c"
+	printf '#include "dispatch/dispatch.h"\n' >> "$src/lib/plan/plan.c"
+	printf '#include "plan/plan.h"\n' >> "$src/lib/dispatch/run.c"
+	seq 900 | sed 's|^|// |' >> "$src/lib/buf.c"
+	printf 'static void f(char *d) { strcpy(d, "x"); }\n' >> "$src/lib/plan/plan.c"
+	run env XG_SRCDIR="$src" sh "$src/tests/lint"
+	assert_failure
+	assert_output --partial "lib/plan/plan.c: 'run/internal.h' is private to lib/run/"
+	assert_output --partial "lib/json.c: the core includes the subsystem header 'plan/plan.h'"
+	assert_output --partial "include each other in a cycle"
+	assert_output --partial "lib/buf.c: "
+	assert_output --partial "strcpy"
 }
 
 @test "the README's first use prints what it shows" {

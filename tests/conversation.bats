@@ -210,6 +210,6 @@ print(sorted(int(json.loads(l)["text"].split()[0][1:]) for l in open(sys.argv[1]
 @test "a conversation id that could leave the directory is refused" {
 	run_split xg-test-lib conv-append ../escape <<<'{"type":"message","text":"x"}'
 	assert_failure
-	[[ "$stderr" == *"not a valid conversation id"* ]]
+	[[ "$stderr" == *"'../escape' is not a conversation id"* ]]
 	[ ! -e "$XG_HOME/state/escape.jsonl" ]
 }

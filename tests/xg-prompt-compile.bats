@@ -372,13 +372,13 @@ PY
 @test "A bad mode is a usage error as an option, bad request fields are data errors" {
 	run_split xg-prompt-compile --mode 'Re view' </dev/null
 	assert_equal "$status" 2
-	assert_regex "$stderr" "bad mode 'Re view': a mode name is 1 to 64 of \\[a-z0-9_-\\], starting with a letter"
+	assert_regex "$stderr" "'Re view' is not a mode name \\(1 to 64 of \\[a-z0-9_-\\], starting with a letter\\)"
 	run_split xg-prompt-compile --mode "a$(printf '%064d' 0)" </dev/null
 	assert_equal "$status" 2
 	for bad in '"Review"' '"9lives"' '"-x"' '""' "\"a$(printf '%064d' 0)\""; do
 		run_split xg-prompt-compile <<<$'{"type":"snapshot"}\n{"type":"request","text":"x","mode":'"$bad}"
 		assert_equal "$status" 65
-		assert_equal "$stderr" "xg-prompt-compile: standard input:2: field 'mode' is not a mode name (1 to 64 of [a-z0-9_-], starting with a letter)"
+		assert_equal "$stderr" "xg-prompt-compile: standard input:2: field 'mode' is '$(jq -r . <<<"$bad")', which is not a mode name (1 to 64 of [a-z0-9_-], starting with a letter)"
 	done
 	run_split xg-prompt-compile <<<'{"type":"request","text":"x","mode":["plan"]}'
 	assert_equal "$status" 65
@@ -391,7 +391,7 @@ PY
 	assert_equal "$stderr" "xg-prompt-compile: standard input:1: field 'variant' is 'small@', not NAME or NAME@VERSION"
 	run_split xg-prompt-compile <<<'{"type":"request","text":"x","conversation":"../x"}'
 	assert_equal "$status" 65
-	assert_equal "$stderr" "xg-prompt-compile: standard input:1: field 'conversation' is '../x', not a conversation id"
+	assert_equal "$stderr" "xg-prompt-compile: standard input:1: field 'conversation' is '../x', which is not a conversation id (1 to 128 of [A-Za-z0-9._-], not starting with '.' or '-')"
 	[ ! -e "$XG_HOME/state" ]
 }
 

@@ -539,3 +539,25 @@ steady() {
 	assert_line 'It printed hi.'
 	assert_line --regexp '^xg: completed; 1 tool call, '
 }
+
+@test "a bad mode, conversation id or account name gets the same words from every program" {
+	mode="'Bad' is not a mode name (1 to 64 of [a-z0-9_-], starting with a letter)"
+	conv="'../x' is not a conversation id (1 to 128 of [A-Za-z0-9._-], not starting with '.' or '-')"
+	acct="is not an account name (1 to 64 of [A-Za-z0-9._-], not starting with '.' or '-')"
+	for c in "xg-run --mode Bad x" "xg-choices get --mode Bad" "xg-prompt-compile --mode Bad"; do
+		run_split $c </dev/null
+		assert_equal "$status" 2
+		[[ "$stderr" == "${c%% *}: $mode"* ]] || fail "$c: $stderr"
+	done
+	for c in "xg-run --conversation ../x x" "xg run --conversation ../x x" \
+		"xg-choices start --conversation ../x"; do
+		run_split $c </dev/null
+		assert_equal "$status" 2
+		[[ "$stderr" == "${c%% *}: $conv"* ]] || fail "$c: $stderr"
+	done
+	for c in "xg-choices get --account .x" "xg run --account .x x" "xg-run --account .x x"; do
+		run_split $c </dev/null
+		assert_failure
+		[[ "$stderr" == "${c%% *}: '.x' "*"$acct"* ]] || fail "$c: $stderr"
+	done
+}

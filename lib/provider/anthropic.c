@@ -28,7 +28,7 @@
  * says what of Anthropic's documentation this rests on.
  */
 #include "xg.h"
-#include "provider/wire.h"
+#include "provider/internal.h"
 
 #define XG_ANTHROPIC_DEFAULT_MAX 8192
 

@@ -9,7 +9,7 @@
  * follows.
  */
 #include "xg.h"
-#include "provider/wire.h"
+#include "provider/internal.h"
 
 static jv chat_message(jv m, int i, char *err, size_t errlen)
 {

@@ -4,7 +4,7 @@
  * handling is in chat.c, responses.c and anthropic.c.
  */
 #include "xg.h"
-#include "provider/wire.h"
+#include "provider/internal.h"
 
 static int on_sse(void *ctx, const struct xg_sse_event *ev)
 {

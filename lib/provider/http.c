@@ -2,7 +2,7 @@
 #include <pthread.h>
 #include <strings.h>
 #include <curl/curl.h>
-#include "provider/http.h"
+#include "provider/provider.h"
 
 void xg_http_response_init(struct xg_http_response *r)
 {

@@ -5,7 +5,7 @@
 #include "xg.h"
 #include <poll.h>
 #include <strings.h>
-#include "provider/wire.h"
+#include "provider/internal.h"
 
 const struct xg_wire *xg_wire_find(const char *kind)
 {

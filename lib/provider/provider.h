@@ -1,6 +1,178 @@
 #ifndef XG_PROVIDER_H
 #define XG_PROVIDER_H
 /*
+ * The provider subsystem, xg_provider_, xg_http_, xg_sse_: HTTP, SSE, and a
+ * client for the model APIs with its retries and error classes.  Its one
+ * public header; provider/internal.h is what the wire kinds share.
+ */
+#include <stdint.h>
+#include "buf.h"
+#include <stddef.h>
+#include <signal.h>
+#include "json.h"
+
+/*
+ * HTTP over one reused libcurl handle (design.md section 5).
+ *
+ * A client holds one easy handle inside one multi handle for the life of the
+ * process, so a run's requests share a kept-alive connection.  TLS peer and
+ * host verification stay on, libcurl reads the proxy environment
+ * (http_proxy, https_proxy, no_proxy, ALL_PROXY) as usual, signals are not
+ * used (CURLOPT_NOSIGNAL), redirects are not followed, and every request
+ * says "User-Agent: xg/VERSION".
+ *
+ * A request that receives nothing for idle_ms (counted from its start and
+ * reset by every byte of header or body) is aborted and reported as an idle
+ * timeout.  A 2xx response whose Content-Type is text/event-stream is handed
+ * to the body callback as it arrives; any other response is kept, up to
+ * XG_HTTP_MAX_ERROR_BODY bytes, in resp->body for the caller to classify.
+ *
+ * Keys travel only in headers.  With trace set (XG_TRACE=1) libcurl's
+ * verbose exchange goes to stderr with the values of credential headers
+ * and every occurrence of the secret replaced by "<redacted>".
+ */
+
+#define XG_HTTP_MAX_ERROR_BODY ((size_t)64 << 10)
+
+/* Called with each piece of a streamed body; nonzero aborts the transfer. */
+typedef int (*xg_http_body_fn)(void *ctx, const char *p, size_t n);
+
+struct xg_http_response {
+	long status;			/* 0 when no response came */
+	char content_type[128];
+	int64_t retry_after_ms;		/* retry-after-ms or retry-after; -1 */
+	int64_t reset_ms;		/* the longest rate-limit reset header; -1 */
+	struct xg_buf body;		/* the body when it was not streamed */
+	int streamed;			/* the body went to the callback */
+	size_t bytes;			/* body bytes received */
+	int curl_code;			/* CURLcode; 0 when the transfer completed */
+	int idle_timeout;		/* aborted: nothing received for idle_ms */
+	int aborted;			/* the body callback stopped it */
+	int cancelled;			/* given up: wake_fd became readable */
+	char error[256];		/* libcurl's words for curl_code */
+	/* Timings, microseconds from the start of the transfer. */
+	int64_t pretransfer_us;		/* the request is about to be sent */
+	int64_t first_byte_us;		/* the first response byte came */
+	long new_connections;		/* connections opened for this request */
+};
+
+struct xg_http {
+	void *multi;		/* CURLM */
+	void *easy;		/* CURL */
+	long connect_ms;
+	long idle_ms;
+	int trace;
+	const char *secret;	/* redacted from traces; not owned */
+	int wake_fd;		/* once readable, the request in flight gives up
+				 * (resp->cancelled); -1, the default, for none */
+	/* The request in flight. */
+	struct xg_http_response *resp;
+	xg_http_body_fn body_fn;
+	void *body_ctx;
+	int64_t last_byte_ms;
+	int checked_type;
+};
+
+/* Sets up the client; connect_ms and idle_ms of 0 take 30 s and 300 s. */
+void xg_http_init(struct xg_http *h, long connect_ms, long idle_ms);
+/* libcurl's global set-up, as a thread's function: a caller that will
+ * send soon runs it early on a thread of its own (joined before the
+ * process exits); xg_http_init waits for it. */
+void *xg_http_warm(void *arg);
+void xg_http_release(struct xg_http *h);
+
+void xg_http_response_init(struct xg_http_response *r);
+void xg_http_response_release(struct xg_http_response *r);
+
+/*
+ * POSTs body to url with the given "Name: value" header lines (NULL
+ * terminated).  Returns 0 when an HTTP response arrived whole (whatever its
+ * status), -1 on a transport failure, an idle timeout, an abort by the
+ * callback or a readable wake_fd (resp says which).
+ */
+int xg_http_post(struct xg_http *h, const char *url, const char *const *headers,
+		 const char *body, size_t len, xg_http_body_fn fn, void *ctx,
+		 struct xg_http_response *resp);
+
+/*
+ * Parses a Retry-After value: delta seconds, or an HTTP date (compared with
+ * now_ms, wall-clock milliseconds).  Returns milliseconds (0 for a date in
+ * the past) or -1 when it is neither.
+ */
+int64_t xg_http_parse_retry_after(const char *v, int64_t now_ms);
+/* Parses a rate-limit reset value: a duration such as "644ms", "6s",
+ * "1m30s", plain seconds, or an RFC 3339 time.  Milliseconds or -1. */
+int64_t xg_http_parse_reset(const char *v, int64_t now_ms);
+
+/* Copies s to out (outlen bytes), replacing each occurrence of secret with
+ * "<redacted>"; secret may be NULL or empty. */
+void xg_http_redact(const char *s, size_t n, const char *secret, struct xg_buf *out);
+
+/*
+ * A server-sent-events parser to the WHATWG "event stream interpretation"
+ * rules: lines end in LF, CRLF or CR; a line starting with ':' is a comment;
+ * "field:value" drops one space after the colon; "data" lines of one event
+ * join with LF; "event", "id" and "retry" are kept; other fields are ignored;
+ * a blank line dispatches the event (none when no data line came); a UTF-8
+ * BOM at the very start is skipped; an event not ended by a blank line when
+ * the stream ends is dropped.
+ *
+ * Bytes are buffered until a line is complete, so feeding a stream whole,
+ * one byte at a time or split anywhere (inside a CRLF pair, inside a UTF-8
+ * character) gives the same events.
+ *
+ * Each event has a ceiling, XG_SSE_MAX_EVENT bytes by default: the data of
+ * one event plus the line being read may not grow past it.  A bigger event
+ * is an error (xg_sse_feed returns -1 with p->err set) and the parser stops;
+ * nothing is allocated beyond the ceiling.
+ *
+ *   struct xg_sse p;
+ *   xg_sse_init(&p, 0);
+ *   while ((n = read(fd, b, sizeof(b))) > 0)
+ *           if (xg_sse_feed(&p, b, n, on_event, ctx)) ...;
+ *   xg_sse_finish(&p);
+ *   xg_sse_release(&p);
+ */
+
+#define XG_SSE_MAX_EVENT ((size_t)16 << 20)
+
+struct xg_sse_event {
+	const char *type;	/* the "event" field; NULL when none (a "message") */
+	const char *data;	/* NUL-terminated; data_len bytes */
+	size_t data_len;
+	const char *id;		/* the last event id seen; NULL when none */
+};
+
+/* Called for each event; a nonzero return stops the parser and is
+ * returned by xg_sse_feed. */
+typedef int (*xg_sse_fn)(void *ctx, const struct xg_sse_event *ev);
+
+struct xg_sse {
+	size_t max_event;
+	struct xg_buf line;	/* a line not yet complete */
+	struct xg_buf data;
+	struct xg_buf type;
+	struct xg_buf id;
+	int has_id;
+	int skip_lf;		/* the last line ended in CR: drop a next LF */
+	int bom;		/* BOM bytes matched so far; 3 or -1 when settled */
+	int stopped;		/* an error or the callback stopped the parser */
+	long retry_ms;		/* the last "retry" field, or -1 */
+	size_t events;		/* events dispatched */
+	char err[128];
+};
+
+/* max_event 0 means XG_SSE_MAX_EVENT. */
+void xg_sse_init(struct xg_sse *p, size_t max_event);
+void xg_sse_release(struct xg_sse *p);
+/* Feeds n bytes; 0, or -1 past the ceiling (p->err), or the callback's
+ * nonzero value.  Once stopped, further feeds return -1 and do nothing. */
+int xg_sse_feed(struct xg_sse *p, const char *buf, size_t n, xg_sse_fn fn, void *ctx);
+/* Ends the stream: drops an unterminated event.  Returns 1 when there was
+ * such a tail (a partial line or an event without its blank line), else 0. */
+int xg_sse_finish(struct xg_sse *p);
+
+/*
  * Model providers: one interface over three wire kinds (design.md section 5;
  * docs/providers.md is the guide).
  *
@@ -38,12 +210,6 @@
  * "transient":B,"exit":N} once retries are over.  A tool call whose
  * arguments are not a JSON object gets "args":{} and "bad_args":RAW.
  */
-#include <signal.h>
-#include <stdint.h>
-#include "buf.h"
-#include "json.h"
-#include "provider/sse.h"
-#include "provider/http.h"
 
 /* The retry policy; XG_RETRY="attempts=N,base=MS,cap=MS,idle=MS,connect=MS"
  * (or "off") changes it.  See man 7 xg. */

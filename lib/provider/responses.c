@@ -7,7 +7,7 @@
  * the item's id.
  */
 #include "xg.h"
-#include "provider/wire.h"
+#include "provider/internal.h"
 
 static jv content_text(const char *type, const char *text)
 {

@@ -1,5 +1,5 @@
 #include "xg.h"
-#include "provider/sse.h"
+#include "provider/provider.h"
 
 static const unsigned char bom_bytes[3] = { 0xef, 0xbb, 0xbf };
 

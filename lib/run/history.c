@@ -3,7 +3,7 @@
  * each message, tool result and model change appended as it is complete.
  */
 #include "xg.h"
-#include "run/run.h"
+#include "run/internal.h"
 #include "conversation.h"
 
 /* Appends entry (consumed) to the conversation; 0 or fails the run. */
@@ -13,7 +13,7 @@ int xg_run_remember(struct run *r, jv entry)
 
 	entry = xg_json_set(entry, "run", jv_string(r->id));
 	rc = xg_conv_append(r->conv, entry);
-	if (rc == -2)
+	if (rc < 0 && errno == EWOULDBLOCK)
 		return xg_run_fail(r, XG_EX_TEMPFAIL, "the conversation '%s' is locked", r->conv);
 	if (rc < 0)
 		return xg_run_fail(r, XG_EX_IOERR, "cannot append to the conversation '%s'", r->conv);

@@ -17,10 +17,10 @@
  * until then.
  */
 #include "xg.h"
-#include "run/run.h"
+#include "run/internal.h"
 #include "conversation.h"
-#include "dispatch.h"
-#include "prompt.h"
+#include "exec.h"
+#include "prompt/prompt.h"
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -106,12 +106,12 @@ static int check_request(struct run *r, size_t line)
 	if (!text || !*text)
 		return xg_run_fail(r, XG_EX_DATAERR, "standard input:%zu: field 'text' of the "
 				   "request is missing or empty", line), -1;
-	if (mode && !xg_mode_valid(mode))
-		return xg_run_fail(r, XG_EX_DATAERR, "standard input:%zu: field 'mode' is not a "
-				   "mode name (%s)", line, XG_PROMPT_MODE_RULE), -1;
+	if (mode && !xg_conv_mode_valid(mode))
+		return xg_run_fail(r, XG_EX_DATAERR, "standard input:%zu: field 'mode' is '%s', "
+				   "which " XG_CONV_MODE_BAD, line, mode), -1;
 	if (conv && !xg_conv_id_valid(conv))
 		return xg_run_fail(r, XG_EX_DATAERR, "standard input:%zu: field 'conversation' is "
-				   "'%s', not a conversation id", line, conv), -1;
+				   "'%s', which " XG_CONV_ID_BAD, line, conv), -1;
 	return 0;
 }
 
@@ -180,8 +180,7 @@ int xg_run_read_input(struct run *r)
 		if (n < 0 && input_aborted)
 			xg_run_fail(r, XG_EX_FAIL, "stopped by a signal while reading the input");
 		else if (n < 0)
-			xg_run_fail(r, strncmp(in->rd.err, "cannot read", 11) ? XG_EX_DATAERR :
-				    XG_EX_IOERR, "%s", in->rd.err);
+			xg_run_fail(r, in->rd.code, "%s", in->rd.err);
 		if (n <= 0) {
 			in->reading = 0;
 			xg_rec_reader_release(&in->rd);
@@ -215,7 +214,7 @@ static void read_rest(struct run_input *in)
 		}
 	}
 	if (n < 0 && !input_aborted) {
-		in->late_rc = strncmp(in->rd.err, "cannot read", 11) ? XG_EX_DATAERR : XG_EX_IOERR;
+		in->late_rc = in->rd.code;
 		snprintf(in->late_err, sizeof(in->late_err), "%s", in->rd.err);
 	}
 	xg_rec_reader_release(&in->rd);
@@ -256,7 +255,7 @@ static jv take_snapshot(const struct run_input *in)
 	posix_spawnattr_t attr;
 	sigset_t none;
 	siginfo_t info;
-	char *prog = xg_dispatch_find("snapshot");
+	char *prog = xg_exec_find("snapshot");
 	char *argv[] = { "xg-snapshot", "-C", in->cwd, NULL };
 	int fd[2], status = 0, err;
 	pid_t pid;

@@ -4,16 +4,12 @@
  * history.c, the run's own records in summary.c; struct run in run/run.h.
  */
 #include "xg.h"
-#include "run/run.h"
-#include "run/gate.h"
+#include "run/internal.h"
 #include "provider/provider.h"
-#include "provider/http.h"
-#include "account.h"
-#include "catalog.h"
-#include "choices.h"
+#include "choices/choices.h"
 #include "conversation.h"
-#include "plan.h"
-#include "prompt.h"
+#include "plan/plan.h"
+#include "prompt/prompt.h"
 
 /*
  * A signal handler can reach only globals: the signal that came, the tools'
@@ -95,7 +91,7 @@ static int pick_conversation(struct run *r)
 	if (!c)
 		c = xg_json_string_peek(r->request, "conversation");
 	if (c && !xg_conv_id_valid(c))
-		return xg_run_fail(r, XG_EX_DATAERR, "'%s' is not a conversation id", c);
+		return xg_run_fail(r, XG_EX_DATAERR, "'%s' " XG_CONV_ID_BAD, c);
 	if (c) {
 		r->conv = xg_strdup(c);
 		r->conv_new = !xg_conv_exists(c);
@@ -296,9 +292,8 @@ static int prepare(struct run *r)
 	const char *mode = r->o->mode ? r->o->mode : xg_json_string_peek(r->request, "mode");
 
 	r->mode = mode ? mode : "normal";
-	if (!xg_mode_valid(r->mode))
-		return xg_run_fail(r, XG_EX_DATAERR, "'%s' is not a mode name (%s)", r->mode,
-				   XG_PROMPT_MODE_RULE);
+	if (!xg_conv_mode_valid(r->mode))
+		return xg_run_fail(r, XG_EX_DATAERR, "'%s' " XG_CONV_MODE_BAD, r->mode);
 	if (pick_conversation(r) || pick_workspace(r))
 		return r->rc;
 	start_gate(r);

@@ -2,7 +2,7 @@
  * A run's records, to standard output and to the run's directory.
  */
 #include "xg.h"
-#include "run/record.h"
+#include "run/internal.h"
 
 void xg_run_out_init(struct xg_run_out *o, FILE *fp)
 {

@@ -3,7 +3,7 @@
  * runs/ID/run.json.
  */
 #include "xg.h"
-#include "run/run.h"
+#include "run/internal.h"
 
 static jv snapshot_commit(const struct run *r)
 {

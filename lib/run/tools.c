@@ -4,8 +4,7 @@
  * (read, write, edit) and path resolution are in tools-files.c.
  */
 #include "xg.h"
-#include "run/tools.h"
-#include "run/tools-int.h"
+#include "run/internal.h"
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>

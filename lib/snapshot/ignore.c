@@ -1,5 +1,5 @@
 #include "xg.h"
-#include "snapshot/ignore.h"
+#include "snapshot/internal.h"
 
 enum {
 	PAT_NEGATIVE = 1,	/* "!pattern" */

@@ -1,5 +1,5 @@
 #include "xg.h"
-#include "snapshot/index.h"
+#include "snapshot/internal.h"
 
 static uint32_t be32(const unsigned char *p)
 {

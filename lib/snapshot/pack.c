@@ -1,6 +1,6 @@
 #include "xg.h"
-#include "snapshot/pack.h"
-#include "snapshot/sha1.h"
+#include "snapshot/internal.h"
+#include "sha1.h"
 
 void xg_snapshot_pack_init(struct xg_snapshot_pack *pk, git_odb *odb)
 {

@@ -6,9 +6,8 @@
  * Ignored files that .worktreeinclude names are copied in.
  */
 #include "xg.h"
-#include "snapshot.h"
-#include "snapshot/ignore.h"
-#include "snapshot/index.h"
+#include "snapshot/snapshot.h"
+#include "snapshot/internal.h"
 #include <dirent.h>
 #include <ftw.h>
 #include <git2.h>

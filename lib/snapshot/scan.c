@@ -1,5 +1,5 @@
 #include "xg.h"
-#include "snapshot/scan.h"
+#include "snapshot/internal.h"
 #include <dirent.h>
 
 static size_t hash_path(const char *p, size_t len)

@@ -114,7 +114,7 @@ static int do_conv(const char *verb, char **args, int nargs)
 		xg_rec_reader_init(&r, 0, "standard input");
 		while (rc == 0 && xg_rec_next_or_die(&r, &rec) > 0) {
 			int a = xg_conv_append(args[0], jv_copy(rec.v));
-			rc = a == -2 ? XG_EX_TEMPFAIL : a < 0 ? XG_EX_IOERR : 0;
+			rc = a < 0 ? xg_exit_for_errno(errno) : 0;
 			xg_rec_release(&rec);
 		}
 		xg_rec_reader_release(&r);
@@ -187,7 +187,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(verb, "append") && o.nargs == 2) {
 		struct xg_buf b = read_stdin();
 		int r = xg_append_locked(o.args[1], b.buf, b.len, xg_lock_timeout_ms());
-		rc = r == -2 ? XG_EX_TEMPFAIL : r < 0 ? XG_EX_IOERR : 0;
+		rc = r < 0 ? xg_exit_for_errno(errno) : 0;
 		xg_buf_release(&b);
 	} else if (!strcmp(verb, "hold-lock") && o.nargs == 3) {
 		int fd = xg_lock_file(o.args[1], O_WRONLY | O_CREAT, 0);

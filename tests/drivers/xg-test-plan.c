@@ -4,7 +4,7 @@
  * hold it against the line xg-classify-plan writes (xg_plan_record_line).
  */
 #include "xg.h"
-#include "plan.h"
+#include "plan/plan.h"
 
 static const char *const usage[] = { "xg-test-plan", NULL };
 

@@ -3,7 +3,7 @@
  * alone: the SHA-256, template rendering and data escaping.
  */
 #include "xg.h"
-#include "prompt.h"
+#include "prompt/prompt.h"
 #include "sha256.h"
 
 static const char *const usage[] = {

@@ -3,7 +3,7 @@
  * standard input, the text a person would see on standard output.
  */
 #include "xg.h"
-#include "render.h"
+#include "dispatch/dispatch.h"
 
 static const char *const usage[] = {
 	"xg-test-render [--color]",

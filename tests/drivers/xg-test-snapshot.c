@@ -12,7 +12,7 @@
  *   xg-test-snapshot sha1 [--portable]
  */
 #include "xg.h"
-#include "snapshot/sha1.h"
+#include "sha1.h"
 #include <git2.h>
 
 static const char *const usage[] = {

@@ -4,8 +4,7 @@
  * (gate null without --gate; result null when the gate refused).
  */
 #include "xg.h"
-#include "run/tools.h"
-#include "run/gate.h"
+#include "run/internal.h"
 
 static const char *const usage[] = {
 	"xg-test-tools [--workspace dir] [--run-dir dir] [--ask command] "

@@ -17,7 +17,7 @@
  * code span (cmark has the same limit; it keeps the scan linear).
  */
 #include "xg.h"
-#include "plan.h"
+#include "plan/plan.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>

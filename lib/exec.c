@@ -1,5 +1,9 @@
+/*
+ * Finding xg-FOO beside the running program or in PATH, running it, and
+ * listing what there is to run (exec.h).
+ */
 #include "xg.h"
-#include "dispatch.h"
+#include "exec.h"
 #include <dirent.h>
 
 static char *self_dir(void)
@@ -28,7 +32,7 @@ static char *executable_in(const char *dir, const char *name)
 	return NULL;
 }
 
-char *xg_dispatch_find_in_path(const char *name)
+char *xg_exec_find_in_path(const char *name)
 {
 	char *found = NULL, *path, *p, *next;
 	const char *env;
@@ -47,7 +51,7 @@ char *xg_dispatch_find_in_path(const char *name)
 	return found;
 }
 
-char *xg_dispatch_find(const char *name)
+char *xg_exec_find(const char *name)
 {
 	char *dir, *found;
 
@@ -59,10 +63,10 @@ char *xg_dispatch_find(const char *name)
 		if (found)
 			return found;
 	}
-	return xg_dispatch_find_in_path(name);
+	return xg_exec_find_in_path(name);
 }
 
-int xg_dispatch_exec(const char *path, char **argv)
+int xg_exec(const char *path, char **argv)
 {
 	execv(path, argv);
 	return -1;
@@ -95,7 +99,7 @@ static void add_from(const char *dir, char ***names, size_t *n, size_t *alloc)
 	closedir(d);
 }
 
-void xg_dispatch_list(FILE *fp, const char *const *verbs)
+void xg_exec_list(FILE *fp, const char *const *verbs)
 {
 	char **names = NULL, *dir, *path, *p, *next;
 	size_t n = 0, alloc = 0, i;

@@ -1,7 +1,6 @@
 #include "xg.h"
 #include <dirent.h>
-#include "prompt.h"
-#include "variant.h"
+#include "prompt/prompt.h"
 #include "conversation.h"
 #include "jsonfile.h"
 
@@ -257,11 +256,10 @@ int xg_variant_meta(const char *name, const char *version, jv *meta)
 	}
 	jv_free(*meta);
 	rc = xg_jsonfile_read(path, meta);
-	if (rc == 0) {
+	if (rc == 0 && jv_get_kind(*meta) == JV_KIND_NULL) {
 		xg_error("'%s' is missing", path);
 		rc = XG_EX_CONFIG;
-	} else if (rc == 1) {
-		rc = 0;
+	} else if (rc == 0) {
 		for (i = 0; i < sizeof(keys) / sizeof(*keys) && !rc; i++) {
 			jv v = xg_json_get_peek(*meta, keys[i]);
 			jv_kind k = jv_get_kind(v);
@@ -623,9 +621,7 @@ static int lock_variant(const char *name)
 		fd = xg_lock_file(path, O_RDWR | O_CREAT, xg_lock_timeout_ms());
 	free(dir);
 	free(path);
-	if (fd == -2)
-		return -XG_EX_TEMPFAIL;
-	return fd < 0 ? -XG_EX_IOERR : fd;
+	return fd < 0 ? -xg_exit_for_errno(errno) : fd;
 }
 
 static int write_head(const char *name, const char *version)
@@ -755,7 +751,7 @@ int xg_variant_selected(const char *conversation, char **ref)
 
 	*ref = NULL;
 	if (!xg_conv_id_valid(conversation)) {
-		xg_error("'%s' is not a valid conversation id", conversation);
+		xg_error("'%s' " XG_CONV_ID_BAD, conversation);
 		return XG_EX_DATAERR;
 	}
 	if (!xg_conv_exists(conversation))
@@ -793,15 +789,8 @@ int xg_variant_select(const char *conversation, const char *ref, const char *rea
 		e = xg_json_set(e, "reason", jv_string(reason));
 	if (entry)
 		*entry = jv_copy(e);
-	switch (xg_conv_append(conversation, e)) {
-	case 0:
-		break;
-	case -2:
-		rc = XG_EX_TEMPFAIL;
-		break;
-	default:
-		rc = XG_EX_IOERR;
-	}
+	if (xg_conv_append(conversation, e) < 0)
+		rc = xg_exit_for_errno(errno);
 	if (rc && entry) {
 		jv_free(*entry);
 		*entry = jv_invalid();

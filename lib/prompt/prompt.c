@@ -1,7 +1,7 @@
 #include "xg.h"
-#include "prompt.h"
+#include "prompt/prompt.h"
+#include "conversation.h"
 #include "sha256.h"
-#include "variant.h"
 
 static int name_ok(const char *s)
 {
@@ -159,7 +159,7 @@ static int parse_line(struct xg_prompt_manifest *m, char *line, size_t lineno)
 	if (strcmp(f[3], "stable") && strcmp(f[3], "dynamic"))
 		return bad_line(m, lineno, "bad kind '%s': expected 'stable' or 'dynamic'", f[3]);
 	if (!strcmp(f[3], "stable") ? strcmp(f[4], "all") :
-	    (strcmp(f[4], "all") && strcmp(f[4], "-") && !xg_mode_valid(f[4])))
+	    (strcmp(f[4], "all") && strcmp(f[4], "-") && !xg_conv_mode_valid(f[4])))
 		return bad_line(m, lineno, "bad mode '%s' for a %s section", f[4], f[3]);
 	for (i = 0; i < m->nr; i++) {
 		if (!strcmp(m->sec[i].name, f[0]))
@@ -642,8 +642,8 @@ int xg_prompt_pack(const struct xg_prompt_request *rq, jv *pack, jv *notices)
 
 	*pack = jv_invalid();
 	memset(&m, 0, sizeof(m));
-	if (!xg_mode_valid(mode)) {
-		xg_error("bad mode '%s': a mode name is %s", mode, XG_PROMPT_MODE_RULE);
+	if (!xg_conv_mode_valid(mode)) {
+		xg_error("'%s' " XG_CONV_MODE_BAD, mode);
 		return XG_EX_DATAERR;
 	}
 	if ((rc = pick_version(rq, &pk)))

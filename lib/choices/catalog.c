@@ -1,5 +1,5 @@
 #include "xg.h"
-#include "catalog.h"
+#include "choices/choices.h"
 #include "jsonfile.h"
 
 static const char *const api_kinds[] = {
@@ -318,22 +318,21 @@ int xg_catalog_load(struct xg_catalog *cat)
 	cat->share_path = xg_path_share("models.json");
 	cat->user_path = xg_path_config("models.json");
 	rc = xg_jsonfile_read(cat->share_path, &shipped);
-	if (rc == 0) {
+	if (rc == 0 && jv_get_kind(shipped) == JV_KIND_NULL) {
 		xg_error("cannot find the shipped model catalog '%s' (is XG_SHARE_DIR right?)",
 			 cat->share_path);
 		rc = XG_EX_CONFIG;
 		goto out;
 	}
-	if (rc != 1 || (rc = providers_of(cat->share_path, shipped, &sp)))
+	if (rc || (rc = providers_of(cat->share_path, shipped, &sp)))
 		goto out;
-	rc = xg_jsonfile_read(cat->user_path, &user);
-	if (rc == 1) {
+	if ((rc = xg_jsonfile_read(cat->user_path, &user)))
+		goto out;
+	if (jv_get_kind(user) != JV_KIND_NULL) {
 		jv_free(up);
 		up = jv_null();
 		if ((rc = providers_of(cat->user_path, user, &up)))
 			goto out;
-	} else if (rc != 0) {
-		goto out;
 	}
 	rc = flatten(cat, merge_providers(sp, up), user) < 0 ? XG_EX_CONFIG : 0;
 	sp = up = jv_null();

@@ -1,5 +1,5 @@
 #include "xg.h"
-#include "render.h"
+#include "dispatch/dispatch.h"
 
 #define BOLD "\033[1m"
 #define DIM "\033[2m"

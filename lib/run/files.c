@@ -3,8 +3,7 @@
  * them inside the workspace.
  */
 #include "xg.h"
-#include "run/tools.h"
-#include "run/tools-int.h"
+#include "run/internal.h"
 
 #define MAX_SYMLINKS 40
 /* How much of a file's start is searched for a NUL (git's heuristic). */

@@ -1,7 +1,7 @@
 #include "xg.h"
-#include "dispatch.h"
+#include "dispatch/dispatch.h"
+#include "exec.h"
 #include "pipeline.h"
-#include "render.h"
 #include "conversation.h"
 #include <dirent.h>
 
@@ -81,8 +81,8 @@ static void add_stages(struct xg_pipeline *p, int stream)
 
 	for (i = 0; i < NSTAGES; i++) {
 		char *name = xg_asprintf("xg-%s", stages[i][0]);
-		char *path = xg_dispatch_find(stages[i][0]);
-		char *in_path = path ? xg_dispatch_find_in_path(stages[i][0]) : NULL;
+		char *path = xg_exec_find(stages[i][0]);
+		char *in_path = path ? xg_exec_find_in_path(stages[i][0]) : NULL;
 		size_t n = 0;
 
 		if (!path)

@@ -4,8 +4,7 @@
  * while slower stages upstream (a snapshot) are still writing.
  */
 #include "xg.h"
-#include "prompt.h"
-#include "variant.h"
+#include "prompt/prompt.h"
 #include "conversation.h"
 
 /* What the last request asked for, and whether its pack is out. */
@@ -47,15 +46,15 @@ static void take_request(struct filter *f, const struct xg_rec *rec)
 			      (!at || xg_variant_version_valid(at + 1)));
 
 	free(name);
-	if (mode && !xg_mode_valid(mode))
-		xg_die(XG_EX_DATAERR, "standard input:%zu: field 'mode' is not a mode name (%s)",
-		       rec->lineno, XG_PROMPT_MODE_RULE);
+	if (mode && !xg_conv_mode_valid(mode))
+		xg_die(XG_EX_DATAERR, "standard input:%zu: field 'mode' is '%s', which "
+		       XG_CONV_MODE_BAD, rec->lineno, mode);
 	if (!ok)
 		xg_die(XG_EX_DATAERR, "standard input:%zu: field 'variant' is '%s', not NAME "
 		       "or NAME@VERSION", rec->lineno, variant);
 	if (conv && !xg_conv_id_valid(conv))
-		xg_die(XG_EX_DATAERR, "standard input:%zu: field 'conversation' is '%s', not a "
-		       "conversation id", rec->lineno, conv);
+		xg_die(XG_EX_DATAERR, "standard input:%zu: field 'conversation' is '%s', which "
+		       XG_CONV_ID_BAD, rec->lineno, conv);
 	free(f->mode);
 	free(f->variant);
 	free(f->conv);

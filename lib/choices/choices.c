@@ -1,6 +1,5 @@
 #include "xg.h"
-#include "choices.h"
-#include "account.h"
+#include "choices/choices.h"
 #include "conversation.h"
 #include "jsonfile.h"
 
@@ -23,8 +22,8 @@ static int check_entry(const char *path, const char *mode, jv e)
 	jv effort = xg_json_get_peek(e, "effort"), at = xg_json_get_peek(e, "updatedAt");
 	int64_t ms;
 
-	if (!xg_mode_valid(mode))
-		return xg_error("'%s': '%s' is not a mode name (lowercase letters, digits, '_', '-')",
+	if (!xg_conv_mode_valid(mode))
+		return xg_error("'%s': '%s' " XG_CONV_MODE_BAD,
 				path, mode);
 	if (jv_get_kind(e) != JV_KIND_OBJECT)
 		return xg_error("'%s': mode '%s' must be an object", path, mode);
@@ -44,13 +43,12 @@ static int load_choices(const char *path, jv *choices)
 {
 	int rc = xg_jsonfile_read(path, choices);
 
-	if (rc == 0) {
+	if (rc)
+		return rc;
+	if (jv_get_kind(*choices) == JV_KIND_NULL) {
 		*choices = jv_object();
 		return 0;
 	}
-	if (rc != 1)
-		return rc;
-	rc = 0;
 	jv_object_foreach(*choices, mode, e) {
 		if (rc == 0 && check_entry(path, jv_string_value(mode), e) < 0)
 			rc = XG_EX_CONFIG;
@@ -82,8 +80,8 @@ int xg_choices_set(struct xg_choices *c, const char *account, const char *mode,
 	char at[25];
 	int fd = -1, rc = XG_EX_CONFIG;
 
-	if (!xg_mode_valid(mode)) {
-		xg_error("'%s' is not a mode name (lowercase letters, digits, '_', '-')", mode);
+	if (!xg_conv_mode_valid(mode)) {
+		xg_error("'%s' " XG_CONV_MODE_BAD, mode);
 		return XG_EX_USAGE;
 	}
 	if (!jv_is_valid(entry)) {
@@ -556,7 +554,7 @@ static int start_fallback(struct ctx *x, const char *mode, const char *conv, jv 
 	jv effort = xg_json_get_peek(last, "effort"), replaced = jv_object(), change;
 	struct still st = { from, jv_null() };
 	char *old, *catalog_note = NULL, *to;
-	int rc, a;
+	int rc, a, aerr;
 
 	rc = resolve(x, mode, "fallback", out, &catalog_note);
 	replaced = xg_json_set(replaced, "id", jv_string(from));
@@ -573,6 +571,7 @@ static int start_fallback(struct ctx *x, const char *mode, const char *conv, jv 
 	change = xg_json_set(change, "effort", jv_copy(xg_json_get_peek(*out, "effort")));
 	change = xg_json_set(change, "reason", jv_string(why));
 	a = xg_conv_append_if(conv, change, still_on, &st);
+	aerr = errno;
 	if (a == 1) {
 		jv_free(*out);
 		*out = jv_invalid();
@@ -590,9 +589,7 @@ static int start_fallback(struct ctx *x, const char *mode, const char *conv, jv 
 	free(old);
 	free(to);
 	free(catalog_note);
-	if (a == -2)
-		return XG_EX_TEMPFAIL;
-	return a < 0 ? XG_EX_IOERR : 0;
+	return a < 0 ? xg_exit_for_errno(aerr) : 0;
 }
 
 static int start_conversation(struct ctx *x, const char *mode, const char *conv, jv last,
@@ -692,16 +689,16 @@ int xg_choices_start(struct xg_choices *c, const struct xg_choices_want *w, jv r
 			       : req_string(request, "conversation", w->lineno, &bad);
 	if (!mode)
 		mode = "normal";
-	if (!bad && !xg_mode_valid(mode)) {
-		xg_error("'%s' is not a mode name (lowercase letters, digits, '_', '-')", mode);
+	if (!bad && !xg_conv_mode_valid(mode)) {
+		xg_error("'%s' " XG_CONV_MODE_BAD, mode);
 		bad = 1;
 	}
 	if (!bad && conv && !xg_conv_id_valid(conv)) {
-		xg_error("'%s' is not a conversation id", conv);
+		xg_error("'%s' " XG_CONV_ID_BAD, conv);
 		bad = 1;
 	}
 	if (bad) {
-		out = null_record("mode", NULL, xg_mode_valid(mode) ? mode : "normal",
+		out = null_record("mode", NULL, xg_conv_mode_valid(mode) ? mode : "normal",
 				  "the request is not valid");
 		rc = XG_EX_DATAERR;
 		goto done;

@@ -3,7 +3,7 @@
  * and the message schedule kept in a 16-word ring.
  */
 #include "xg.h"
-#include "snapshot/sha1.h"
+#include "sha1.h"
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
 #include <immintrin.h>

@@ -6,11 +6,8 @@
  * (snapshot/pack.c).
  */
 #include "xg.h"
-#include "snapshot.h"
-#include "snapshot/index.h"
-#include "snapshot/ignore.h"
-#include "snapshot/pack.h"
-#include "snapshot/scan.h"
+#include "snapshot/snapshot.h"
+#include "snapshot/internal.h"
 #include <dirent.h>
 #include <git2.h>
 

@@ -1,5 +1,5 @@
 #include "xg.h"
-#include "account.h"
+#include "choices/choices.h"
 #include "jsonfile.h"
 #include <dirent.h>
 
@@ -46,8 +46,7 @@ int xg_account_current(const char *explicit, const char *source, char **name,
 	*name = NULL;
 	if (explicit) {
 		if (!xg_account_name_valid(explicit)) {
-			xg_error("'%s' (%s) is not a valid account name: 1 to 64 letters, digits, "
-				 "'.', '_' or '-'", explicit, source);
+			xg_error("'%s' (%s) " XG_ACCOUNT_NAME_BAD, explicit, source);
 			return source && !strncmp(source, "--", 2) ? XG_EX_USAGE : XG_EX_DATAERR;
 		}
 		*name = xg_strdup(explicit);
@@ -57,8 +56,7 @@ int xg_account_current(const char *explicit, const char *source, char **name,
 	}
 	if (env && *env) {
 		if (!xg_account_name_valid(env)) {
-			xg_error("'%s' (XG_ACCOUNT) is not a valid account name: 1 to 64 letters, "
-				 "digits, '.', '_' or '-'", env);
+			xg_error("'%s' (XG_ACCOUNT) " XG_ACCOUNT_NAME_BAD, env);
 			return XG_EX_CONFIG;
 		}
 		*name = xg_strdup(env);
@@ -68,8 +66,7 @@ int xg_account_current(const char *explicit, const char *source, char **name,
 	}
 	if ((s = account_file(&path))) {
 		if (!xg_account_name_valid(s)) {
-			xg_error("'%s': '%s' is not a valid account name: 1 to 64 letters, digits, "
-				 "'.', '_' or '-'", path, s);
+			xg_error("'%s': '%s' " XG_ACCOUNT_NAME_BAD, path, s);
 			free(s);
 			free(path);
 			return XG_EX_CONFIG;
@@ -202,9 +199,8 @@ static int read_auth(const char *path, jv *keys)
 	/* The text holds keys: leave no copy of it behind. */
 	memset(b.buf, 0, b.len);
 	xg_buf_release(&b);
-	if (rc != 1)
+	if (rc)
 		return rc;
-	rc = 0;
 	jv_object_foreach(v, name, entry) {
 		if (rc == 0 && !xg_json_string_peek(entry, "key")) {
 			xg_error("'%s': provider '%s' has no \"key\" string", path,
@@ -299,7 +295,7 @@ int xg_account_lock(const char *account, const char *file)
 	if (xg_mkdir_p(dir, 0700) == 0) {
 		fd = xg_lock_file(lock, O_RDWR | O_CREAT, xg_lock_timeout_ms());
 		if (fd < 0)
-			fd = fd == -2 ? -XG_EX_TEMPFAIL : -XG_EX_IOERR;
+			fd = -xg_exit_for_errno(errno);
 	}
 	free(dir);
 	free(name);

@@ -1,0 +1,235 @@
+#ifndef XG_CHOICES_H
+#define XG_CHOICES_H
+/*
+ * The choices subsystem, xg_choices_, xg_account_, xg_catalog_: accounts and
+ * their keys, the model catalog, saved model choices and the start model of a
+ * conversation.  Its one public header.
+ */
+#include "json.h"
+
+/*
+ * Accounts and their credentials (man 5 xg-config).
+ *
+ * An account is a directory $config/accounts/NAME holding choices.json and
+ * auth.json.  The current account is the one named explicitly (--account,
+ * request.account), else $XG_ACCOUNT, else the first line of
+ * $config/account, else "default".
+ *
+ * A provider is authenticated for an account when its key variable is set
+ * and not empty, or the account's auth.json holds a key for it, or the
+ * provider needs no key.  auth.json is created 0600 and written atomically;
+ * one that group or others may read is refused (exit 77) and never read.
+ * No function here prints a key.
+ */
+
+/* 1 to 64 of [A-Za-z0-9._-], not starting with '.' or '-'. */
+#define XG_ACCOUNT_NAME_BAD "is not an account name (1 to 64 of [A-Za-z0-9._-], not starting with '.' or '-')"
+int xg_account_name_valid(const char *name);
+
+/*
+ * The current account.  explicit (may be NULL) wins, with source naming
+ * where it came from for messages ("--account").  Sets *name (the caller
+ * frees it) and, when from is not NULL, *from to a word saying where the
+ * name came from.  0, or 78 for a name that is not valid (reported).
+ */
+int xg_account_current(const char *explicit, const char *source, char **name,
+		       const char **from);
+/* $config/accounts/NAME/FILE (FILE may be NULL); the caller frees it. */
+char *xg_account_path(const char *account, const char *file);
+/* Makes the account's directory and locks its file (FILE.lock beside it,
+ * as long as the lock timeout allows): the descriptor holding the lock, or
+ * -XG_EX_TEMPFAIL (held too long by another) or -XG_EX_IOERR after a
+ * message. */
+int xg_account_lock(const char *account, const char *file);
+/* The names of the accounts that have a directory, sorted (a jv array). */
+jv xg_account_list(void);
+
+/* An account's keys, read from auth.json when first needed. */
+struct xg_account_keys {
+	char *account;
+	char *path;
+	jv keys;	/* provider -> {"key": ...}; jv_null() until read */
+	int status;	/* 0 until read; 1 read; else the exit code of the failure */
+};
+
+void xg_account_keys_init(struct xg_account_keys *k, const char *account);
+void xg_account_keys_release(struct xg_account_keys *k);
+
+/*
+ * Whether provider (its catalog entry, with key_env) is authenticated for
+ * the account: 1 (and *how, when not NULL, "env", "auth.json" or "none"),
+ * 0 when it is not, -1 when auth.json had to be read and could not be
+ * (reported once; k->status holds the exit code, 77 or 78 or 74).
+ */
+int xg_account_authenticated(struct xg_account_keys *k, const char *name, jv provider,
+			     const char **how);
+
+/*
+ * The key for provider: from its key variable, else auth.json.  1 and *key
+ * set (the caller frees it, ideally after clearing it), 0 when there is none
+ * (or the provider needs none), -1 as above.
+ */
+int xg_account_key(struct xg_account_keys *k, const char *name, jv provider, char **key);
+
+/*
+ * Stores key for provider in the account's auth.json, under a lock,
+ * atomically, mode 0600.  0, or an exit code after reporting (77 for an
+ * auth.json others can read, 75 when the lock is busy).
+ */
+int xg_account_store_key(const char *account, const char *provider, const char *key);
+/* Removes provider's key; 0 (also when there was none) or an exit code. */
+int xg_account_remove_key(const char *account, const char *provider);
+
+/* Reads a key from fd: surrounding white space dropped; one that is empty,
+ * too long or holds a space or a control character is refused (exit 65,
+ * with a message that does not show it).  0 and *key set, or the exit code. */
+int xg_account_read_key(int fd, char **key);
+
+/*
+ * The model catalog: the shipped $share/models.json with the user's
+ * $config/models.json merged over it (man 5 xg-config).
+ *
+ * A provider has a kind, its wire protocol ("openai-responses",
+ * "openai-chat", "anthropic-messages"), a base URL, the environment
+ * variable that holds its key (null when it needs none), and optionally a
+ * "dialect" and "headers" for the provider library: its entry is the
+ * provider object xg_provider_new() takes.  A model has a context window, an
+ * output limit, the efforts it accepts (maybe none) and its default effort.
+ * Model ids are PROVIDER/MODEL, split at the first '/': the model part may
+ * hold more ("openrouter/anthropic/claude-sonnet-4.5").
+ *
+ * A model is offered when the merged catalog lists it.  The user's file adds
+ * providers and models, overrides fields of shipped ones, and removes one by
+ * setting it to null.
+ */
+
+struct xg_catalog {
+	jv models;		/* id -> model record fields, in catalog order */
+	jv providers;		/* name -> provider, without its models */
+	char *share_path;	/* the shipped file */
+	char *user_path;	/* the user's file, which may not exist */
+};
+
+/* Loads and checks the merged catalog.  0, or an exit code (78 for a
+ * missing shipped file or a bad one, 74) after reporting it; then there is
+ * nothing to release (releasing anyway is harmless). */
+int xg_catalog_load(struct xg_catalog *cat);
+void xg_catalog_release(struct xg_catalog *cat);
+
+/*
+ * The model's entry, borrowed; jv_invalid() when it is not offered.  Its
+ * fields: id, provider, name (the model part of the id), kind, base_url,
+ * key_env, dialect (when the provider has one), context_window,
+ * max_output_tokens, efforts, default_effort.
+ */
+jv xg_catalog_model_peek(const struct xg_catalog *cat, const char *id);
+/* The provider (kind, base_url, key_env, and dialect and headers when
+ * given), borrowed; jv_invalid() if none. */
+jv xg_catalog_provider_peek(const struct xg_catalog *cat, const char *name);
+
+/* Whether the model accepts effort (a string). */
+int xg_catalog_accepts_effort(jv model, const char *effort);
+/* The model's default effort, or NULL for a model that takes none. */
+const char *xg_catalog_default_effort_peek(jv model);
+/* "low, medium, high" (or "none") for messages; the caller frees it. */
+char *xg_catalog_efforts_text(jv model);
+
+/* Whether s has the form PROVIDER/MODEL. */
+int xg_catalog_id_valid(const char *s);
+
+/*
+ * An account's saved model choices, and the start model of a conversation
+ * (design.md B1, ADR-0064; man 1 xg-choices).
+ *
+ * $config/accounts/NAME/choices.json holds, per mode ("normal", "plan", or
+ * any other name a caller uses), the model, effort and updatedAt of the
+ * person's last deliberate selection.  It is written only by
+ * xg_choices_set, atomically and under choices.json.lock; a reader never
+ * rewrites it, so a broken file stays as the person left it.
+ *
+ * Resolution for a mode, field by field: the candidates are the mode's
+ * choice, then normal's, then every other mode's newest first by
+ * updatedAt.  The model is the first candidate's that the catalog offers
+ * and the account is authenticated for; the effort is that candidate's when
+ * the model accepts it, else the first later candidate's that it accepts,
+ * else the model's default.  With no usable candidate, the first usable
+ * model of the catalog, with its default effort, and a notice.
+ *
+ * The functions return 0 or an exit code (XG_EX_*), and report their own
+ * errors on stderr.
+ */
+
+struct xg_choices {
+	struct xg_catalog cat;
+	int verbose;		/* -v: skipped candidates on stderr and in the record */
+};
+
+/* Loads the catalog; 0 or an exit code. */
+int xg_choices_init(struct xg_choices *c, int verbose);
+void xg_choices_release(struct xg_choices *c);
+
+
+/* The account's choices.json as an object ({} when there is none), checked;
+ * 0, or 78 naming the file (and the line of a parse error). */
+int xg_choices_load(const char *account, jv *choices);
+
+/* Saves model (checked against the catalog) and effort (NULL for none;
+ * checked against the model) for mode, with updatedAt now. */
+int xg_choices_set(struct xg_choices *c, const char *account, const char *mode,
+		   const char *model, const char *effort);
+
+/*
+ * The model record for mode's resolution ("source": "mode").  On success
+ * *model is the record and *notice a notice's text or NULL (the caller
+ * frees it).  When nothing is usable *model still is a record, with "id":
+ * null and a "reason", and the exit code is 77 (78 for an empty catalog).
+ */
+int xg_choices_resolve(struct xg_choices *c, const char *account, const char *mode,
+		       jv *model, char **notice);
+
+/* What a caller of xg_choices_start asks for; each field may be NULL, and
+ * then the request's field (or the default) is used. */
+struct xg_choices_want {
+	const char *account;	/* --account */
+	const char *mode;	/* --mode */
+	const char *model;	/* --model: an explicit model */
+	const char *effort;	/* --effort */
+	const char *conversation;	/* --conversation */
+	size_t lineno;		/* the request's line, for messages; 0 for none */
+};
+
+/*
+ * The start model of the conversation request names (request may be
+ * jv_null()): an explicit model, else the conversation's own while it is
+ * usable, else the resolution for the request's mode.  A fallback from the
+ * conversation's model is appended to the conversation as a model_change
+ * entry (never to choices.json).  *records (an array) receives what to
+ * write: notice records, then exactly one model record, whose "id" is null
+ * (with a "reason") when the exit code is not 0.  Consumes request.
+ */
+int xg_choices_start(struct xg_choices *c, const struct xg_choices_want *w, jv request,
+		     jv *records);
+
+/* ---- the commands of xg-choices, as library calls ---- */
+struct xg_rec_reader;
+struct xg_rec_writer;
+
+/* A catalog_model record per offered model, saying whether account is
+ * authenticated for its provider. */
+int xg_choices_write_models(const char *account, struct xg_rec_writer *w);
+/* An account record per account directory, and for current. */
+int xg_choices_write_accounts(const char *current, struct xg_rec_writer *w);
+/* A choice record per saved mode (only mode's when not NULL: exit 1 when
+ * it has none). */
+int xg_choices_write_saved(const char *account, const char *mode, struct xg_rec_writer *w);
+/*
+ * The start filter: passes every record of r (which may be NULL, for no
+ * input) to w, writing each request's notices and model record right after
+ * it, or one model record at the end when no request came.  init_rc is
+ * xg_choices_init's: when it failed, each model record has "id": null.
+ * Returns the first failure's exit code, 0 when every start succeeded.
+ */
+int xg_choices_filter(struct xg_choices *c, int init_rc, const struct xg_choices_want *want,
+		      struct xg_rec_reader *r, struct xg_rec_writer *w);
+
+#endif

@@ -1,0 +1,231 @@
+#ifndef XG_SNAPSHOT_INTERNAL_H
+#define XG_SNAPSHOT_INTERNAL_H
+/*
+ * Private to lib/snapshot/: nothing outside the folder includes this header.
+ * The index reader, the ignore rules, the scan of the working tree and the
+ * object pack that the snapshot's files share.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <pthread.h>
+#include <git2.h>
+
+/*
+ * A read-only view of a git index file (versions 2, 3 and 4): its entries
+ * with their stat data, and its cache tree (the TREE extension), which
+ * names the tree of every directory whose entries did not change since the
+ * tree was last written.  xg-snapshot reads the index itself, rather than
+ * through git_index, to reach that cache and to read 10,000 entries
+ * without allocating for each.
+ */
+
+#define XG_SNAPSHOT_ASSUME_VALID 0x8000	/* flags: "assume unchanged" */
+#define XG_SNAPSHOT_SKIP_WORKTREE 0x4000	/* extended flags */
+#define XG_SNAPSHOT_INTENT_TO_ADD 0x2000	/* extended flags */
+
+struct xg_snapshot_entry {
+	const char *path;	/* NUL-terminated, relative to the top */
+	size_t pathlen;
+	uint32_t ctime_s, ctime_ns, mtime_s, mtime_ns;
+	uint32_t dev, ino, mode, uid, gid, size;
+	unsigned char oid[20];
+	uint16_t flags, xflags;
+	int stage;
+};
+
+struct xg_snapshot_cache_tree {
+	char *path;		/* "" for the top, "a/b" below */
+	long entry_count;	/* -1 when this tree is out of date */
+	unsigned char oid[20];
+};
+
+struct xg_snapshot_index {
+	char *data;		/* the file's bytes */
+	size_t len;
+	struct timespec mtime;	/* the file's modification time; 0 when absent */
+	int version;
+	struct xg_snapshot_entry *entries;
+	size_t nr;
+	struct xg_snapshot_cache_tree *trees;	/* in the extension's order */
+	size_t ntrees;
+	char **owned;		/* paths built for version 4 */
+	size_t nowned, owned_alloc;
+};
+
+/*
+ * Reads path.  A missing file is an empty index (0).  -1 with a message in
+ * err when it cannot be read or is not an index this code understands (a
+ * split or sparse index).
+ */
+int xg_snapshot_index_read(struct xg_snapshot_index *ix, const char *path,
+			   char *err, size_t errlen);
+void xg_snapshot_index_release(struct xg_snapshot_index *ix);
+
+/*
+ * Patterns in gitignore syntax (gitignore(5)): the .gitignore files,
+ * .git/info/exclude and core.excludesFile for what a snapshot leaves out,
+ * and .worktreeinclude for what a replay copies.  Matching follows git's
+ * rules: the last matching pattern of a list decides, "!" re-includes, a
+ * trailing "/" matches directories only, a pattern without a "/" matches a
+ * name at any depth, "**" spans directories.
+ */
+
+struct xg_snapshot_pattern {
+	char *text;
+	size_t len;
+	size_t literal;		/* bytes before the first wildcard */
+	unsigned flags;
+};
+
+struct xg_snapshot_rules {
+	char *base;		/* the directory the file sits in: "" or "a/b" */
+	size_t baselen;
+	struct xg_snapshot_pattern *pat;
+	size_t nr, alloc;
+};
+
+/* Adds the patterns in buf (a file's contents) to r. */
+void xg_snapshot_rules_add(struct xg_snapshot_rules *r, const char *buf, size_t len);
+/* Reads a file of patterns into r; a missing file adds nothing (0). */
+int xg_snapshot_rules_load(struct xg_snapshot_rules *r, const char *base, const char *file);
+void xg_snapshot_rules_release(struct xg_snapshot_rules *r);
+/*
+ * Whether path (relative to the top) matches r: 1 excluded, 0 re-included
+ * by a "!" pattern, -1 no pattern matched.
+ */
+int xg_snapshot_rules_match(const struct xg_snapshot_rules *r, const char *path,
+			    size_t len, int is_dir);
+/* wildmatch: 1 when text matches pattern; pathname makes '*' stop at '/'. */
+int xg_snapshot_wildmatch(const char *pattern, const char *text, int pathname);
+
+/*
+ * The scan of the working tree against the index: one job per directory
+ * the index knows, run on a few threads.  A job lists its directory once,
+ * compares each entry's lstat with the index's stat data, and keeps the
+ * names the index does not know for the untracked walk that follows (which
+ * runs on the calling thread, as it needs the ignore rules).
+ */
+
+enum {
+	XG_SNAPSHOT_SCAN_SAME,		/* stat data matches: not read */
+	XG_SNAPSHOT_SCAN_HASH,		/* to read and hash */
+	XG_SNAPSHOT_SCAN_GONE,		/* deleted from the working tree */
+	XG_SNAPSHOT_SCAN_KEEP,		/* kept as the index has it (gitlink, skip-worktree) */
+	XG_SNAPSHOT_SCAN_DROP,		/* a further stage of a conflicted path */
+	XG_SNAPSHOT_SCAN_SPECIAL,	/* a fifo, socket or device now */
+	XG_SNAPSHOT_SCAN_ERROR,		/* its directory could not be read */
+	XG_SNAPSHOT_SCAN_STAT		/* lstat done; classify decides */
+};
+
+/* The lstat fields git's index compares, as the index stores them. */
+struct xg_snapshot_scan_stat {
+	uint32_t mode, mtime_s, ctime_s, ino, uid, gid, size;
+};
+
+struct xg_snapshot_scan_name {
+	char *name;
+	unsigned char type;	/* DT_* */
+};
+
+struct xg_snapshot_scan_dir {
+	char *path;		/* "" for the top */
+	size_t len;
+	struct xg_snapshot_scan_dir *parent;
+	size_t *files;		/* index entries directly inside */
+	size_t nfiles, afiles;
+	struct xg_snapshot_scan_name *names;	/* what the index does not know */
+	size_t nnames, anames;
+	unsigned char seen;	/* its type in the parent's listing; 0: not there */
+	unsigned char gone;	/* no longer a directory */
+	unsigned char has_gitignore, has_gitattributes;
+	int err;		/* errno when it could not be listed */
+	int excluded;		/* -1 until known */
+	int rules_loaded;
+	struct xg_snapshot_rules rules;
+};
+
+struct xg_snapshot_scan {
+	const struct xg_snapshot_index *ix;
+	int rootfd;
+	int filemode, trustctime, checkstat;	/* core.* settings */
+	int64_t deadline;	/* xg_clock_ms() value */
+	int timed_out;
+	unsigned char *state;	/* per index entry */
+	struct xg_snapshot_scan_stat *st;	/* per index entry, for STAT */
+	struct xg_snapshot_scan_dir **dirs;	/* sorted by path; dirs[0] is the top */
+	size_t ndirs;
+	/* path -> dir, open addressing */
+	struct xg_snapshot_scan_dir **map;
+	size_t nmap;
+	size_t next;		/* the next job, taken atomically */
+	pthread_t tid[8];
+	int nthreads;		/* started by xg_snapshot_scan_start */
+};
+
+/* Builds the directory jobs from the index. */
+void xg_snapshot_scan_init(struct xg_snapshot_scan *sc, const struct xg_snapshot_index *ix,
+			   int rootfd);
+/*
+ * Starts the jobs on threads threads (0: one per CPU, at most 4) and
+ * returns at once, so the caller can open the repository meanwhile.
+ * xg_snapshot_scan_finish waits for them (running them itself if no
+ * thread could start): -1 on timeout.  xg_snapshot_scan_classify then
+ * compares the stat data with the index under the core.* settings, which
+ * the caller sets in between.
+ */
+void xg_snapshot_scan_start(struct xg_snapshot_scan *sc, int threads);
+int xg_snapshot_scan_finish(struct xg_snapshot_scan *sc);
+void xg_snapshot_scan_classify(struct xg_snapshot_scan *sc);
+struct xg_snapshot_scan_dir *xg_snapshot_scan_lookup(const struct xg_snapshot_scan *sc,
+						     const char *path, size_t len);
+void xg_snapshot_scan_release(struct xg_snapshot_scan *sc);
+int xg_snapshot_scan_name_cmp(const void *a, const void *b);
+
+/*
+ * The new objects of a snapshot, kept in memory until the snapshot is
+ * complete and then written in one go: as loose objects when there are
+ * few, else as one pack and its index (a loose object is a file to
+ * create, which costs more than hashing it).  Nothing reaches the
+ * repository before xg_snapshot_pack_write, so a snapshot that gives up
+ * leaves no trace.  Packed objects are stored, not deflated: git gc
+ * compresses them later.
+ */
+
+#define XG_SNAPSHOT_LOOSE_MAX 8
+
+struct xg_snapshot_obj {
+	unsigned char oid[20];
+	git_object_t type;
+	char *data;
+	size_t len;
+};
+
+struct xg_snapshot_pack {
+	git_odb *odb;
+	struct xg_snapshot_obj *objs;
+	size_t nr, alloc;
+	size_t *slots;		/* open-addressed set of objs indices + 1 */
+	size_t nslots;
+	size_t bytes;
+};
+
+void xg_snapshot_pack_init(struct xg_snapshot_pack *pk, git_odb *odb);
+void xg_snapshot_pack_release(struct xg_snapshot_pack *pk);
+/*
+ * Hashes len bytes of data as an object of the given type into oid and
+ * keeps it unless the repository or the pack has it already.  Takes data
+ * (malloc'd).  -1 with a libgit2 error.
+ */
+int xg_snapshot_pack_add(struct xg_snapshot_pack *pk, git_object_t type, char *data,
+			 size_t len, unsigned char oid[20]);
+/*
+ * Writes what was added under objdir ("<gitdir>/objects"); -1 with err.
+ * Past deadline (an xg_clock_ms() value; 0 for none), checked as the pack
+ * is written and before it is put in place, it gives up and returns -2,
+ * with its temporary files removed.
+ */
+int xg_snapshot_pack_write(struct xg_snapshot_pack *pk, const char *objdir,
+			   int64_t deadline, char *err, size_t errlen);
+
+#endif
