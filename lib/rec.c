@@ -232,7 +232,7 @@ int xg_rec_filter(struct xg_rec_reader *r, struct xg_rec_writer *w, const char *
 	while (rc == 0 && r && xg_rec_next_or_die(r, &rec) > 0) {
 		int match = !type || (rec.type && !strcmp(rec.type, type));
 
-		if (w && (xg_rec_pass(w, &rec) < 0 || (match && fflush(w->fp) == EOF)))
+		if (w && (xg_rec_pass(w, &rec) < 0 || (type && match && fflush(w->fp) == EOF)))
 			rc = filter_write_error();
 		else if (match && (seen = 1))
 			rc = fn(&rec, ctx);

@@ -74,8 +74,9 @@ int xg_rec_pass(struct xg_rec_writer *w, const struct xg_rec *rec);
  * The body of a stage (xg-snapshot, xg-choices start, xg-prompt-compile):
  * every record read from r is passed on to w unchanged (w NULL: none is),
  * and fn is called with each record whose type is type (type NULL: every
- * record), after the record has gone out and w's stream has been flushed,
- * so the stages downstream already hold it while fn works.  When no record
+ * record), after the record has gone out.  A record of the type named is
+ * flushed before fn is called, so the stages downstream already hold it
+ * while fn works; with type NULL the writer's own flushing holds.  When no record
  * of that type came (r NULL: no input), fn is called once at the end with
  * rec NULL.  fn returns 0 to go on, or a code that stops the reading and
  * that xg_rec_filter returns.  A record that cannot be read is fatal (exit

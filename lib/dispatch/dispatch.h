@@ -66,7 +66,7 @@ char *xg_dispatch_newest_conversation(void);
  * (snapshot, model, pack, usage, heartbeat, unknown types) are skipped.
  *
  * It is a function from records to text, kept apart from any terminal so a
- * test can drive it: xg_render_record appends the text for one record to a
+ * test can drive it: xg_render_record_peek appends the text for one record to a
  * buffer.  Control characters other than newline and tab are dropped from
  * what the model and tools wrote, so a reply cannot drive the terminal.
  */
@@ -85,8 +85,8 @@ struct xg_render {
 
 void xg_render_init(struct xg_render *r, int color);
 void xg_render_release(struct xg_render *r);
-/* Appends the text for rec (borrowed) to out. */
-void xg_render_record(struct xg_render *r, jv rec, struct xg_buf *out);
+/* Appends the text for rec, which it only looks at, to out. */
+void xg_render_record_peek(struct xg_render *r, jv rec, struct xg_buf *out);
 /* Appends what the end of the records calls for: calls that never got a
  * result, and a line when no run_end came. */
 void xg_render_finish(struct xg_render *r, struct xg_buf *out);

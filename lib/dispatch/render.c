@@ -336,7 +336,7 @@ static void render_end(struct xg_render *r, jv rec, struct xg_buf *out)
 	r->ended = 1;
 }
 
-void xg_render_record(struct xg_render *r, jv rec, struct xg_buf *out)
+void xg_render_record_peek(struct xg_render *r, jv rec, struct xg_buf *out)
 {
 	const char *type = xg_json_string_peek(rec, "type");
 
@@ -405,7 +405,7 @@ int xg_render_stream(int fd, const char *name, FILE *fp, int color)
 	xg_rec_reader_init(&rd, fd, name);
 	xg_render_init(&r, color);
 	while ((n = xg_rec_next(&rd, &rec)) > 0) {
-		xg_render_record(&r, rec.v, &out);
+		xg_render_record_peek(&r, rec.v, &out);
 		xg_rec_release(&rec);
 		if (flush_out(&out, fp) < 0)
 			rc = -1;

@@ -618,44 +618,55 @@ void xg_plan_read_reply(int fd, const char *name, struct xg_buf *b, size_t max)
 	}
 }
 
+struct reply_scan {
+	const char *name;	/* the input, for messages */
+	struct xg_buf *reply;
+	size_t line;		/* where the reply came from; 0: none yet */
+	int from_run_end;	/* a run_end's reply wins over any message */
+};
+
+static int take_reply(const struct xg_rec *rec, void *arg)
+{
+	struct reply_scan *s = arg;
+	const char *role, *field;
+	int is_end, is_msg;
+	jv_kind kind;
+	jv v;
+
+	if (!rec)
+		return 0;
+	role = xg_json_string_peek(rec->v, "role");
+	is_end = rec->type && !strcmp(rec->type, "run_end");
+	is_msg = rec->type && !strcmp(rec->type, "message") && role && !strcmp(role, "assistant");
+	if (!is_end && (!is_msg || s->from_run_end))
+		return 0;
+	field = is_end ? "reply" : "text";
+	v = xg_json_get_peek(rec->v, field);
+	kind = jv_get_kind(v);
+	if (kind != JV_KIND_STRING && kind != JV_KIND_NULL && kind != JV_KIND_INVALID)
+		xg_die(XG_EX_DATAERR, "%s: line %zu: field '%s' of a %s record must be a string, found %s",
+		       s->name, rec->lineno, field, rec->type, xg_json_kind_peek(v));
+	xg_buf_reset(s->reply);
+	if (kind == JV_KIND_STRING &&
+	    xg_buf_add(s->reply, jv_string_value(v), (size_t)jv_string_length_bytes(jv_copy(v))) < 0)
+		xg_die(XG_EX_DATAERR, "%s: line %zu: field '%s' is longer than the limit of %zu bytes",
+		       s->name, rec->lineno, field, s->reply->max);
+	s->line = rec->lineno;
+	s->from_run_end |= is_end;
+	return 0;
+}
+
 size_t xg_plan_records_reply(struct xg_rec_reader *r, struct xg_rec_writer *w,
 			     struct xg_buf *reply)
 {
-	struct xg_rec rec;
-	size_t line = 0;
-	int from_run_end = 0;
+	struct reply_scan s = { r->name, reply, 0, 0 };
 
-	while (xg_rec_next_or_die(r, &rec) > 0) {
-		const char *role = xg_json_string_peek(rec.v, "role");
-		int is_end = rec.type && !strcmp(rec.type, "run_end");
-		int is_msg = rec.type && !strcmp(rec.type, "message") && role &&
-			     !strcmp(role, "assistant");
-
-		if (is_end || (is_msg && !from_run_end)) {
-			const char *field = is_end ? "reply" : "text";
-			jv v = xg_json_get_peek(rec.v, field);
-			jv_kind kind = jv_get_kind(v);
-
-			if (kind != JV_KIND_STRING && kind != JV_KIND_NULL && kind != JV_KIND_INVALID)
-				xg_die(XG_EX_DATAERR, "%s: line %zu: field '%s' of a %s record must be a string, found %s",
-				       r->name, rec.lineno, field, rec.type, xg_json_kind_peek(v));
-			xg_buf_reset(reply);
-			if (kind == JV_KIND_STRING &&
-			    xg_buf_add(reply, jv_string_value(v),
-				       (size_t)jv_string_length_bytes(jv_copy(v))) < 0)
-				xg_die(XG_EX_DATAERR, "%s: line %zu: field '%s' is longer than the limit of %zu bytes",
-				       r->name, rec.lineno, field, reply->max);
-			line = rec.lineno;
-			from_run_end |= is_end;
-		}
-		if (w && xg_rec_pass(w, &rec) < 0)
-			xg_die_errno(XG_EX_IOERR, "cannot write standard output");
-		xg_rec_release(&rec);
-	}
-	if (!line)
+	if (xg_rec_filter(r, w, NULL, take_reply, &s))
+		exit(XG_EX_IOERR);	/* the write error is reported */
+	if (!s.line)
 		xg_die(XG_EX_DATAERR, "%s: no run_end record and no assistant message to classify",
 		       r->name);
-	return line;
+	return s.line;
 }
 
 /* A JSON string as libjq writes it; the record's ceiling is the buffer's. */
