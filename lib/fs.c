@@ -2,15 +2,6 @@
 #include <sys/file.h>
 #include <libgen.h>
 
-char *xg_path_join(const char *dir, const char *name)
-{
-	size_t n = strlen(dir);
-
-	if (n > 0 && dir[n - 1] == '/')
-		return xg_asprintf("%s%s", dir, name);
-	return xg_asprintf("%s/%s", dir, name);
-}
-
 static char *dir_of(const char *path)
 {
 	char *copy = xg_strdup(path);

@@ -45,7 +45,4 @@ int xg_lock_timeout_ms(void);
  * xg_lock_file. */
 int xg_append_locked(const char *path, const void *data, size_t len, int timeout_ms);
 
-/* "dir/name" in a new string. */
-char *xg_path_join(const char *dir, const char *name);
-
 #endif

@@ -68,3 +68,12 @@ char *xg_path_share(const char *rel)
 	free(base);
 	return out;
 }
+
+char *xg_path_join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir);
+
+	if (n > 0 && dir[n - 1] == '/')
+		return xg_asprintf("%s%s", dir, name);
+	return xg_asprintf("%s/%s", dir, name);
+}

@@ -16,4 +16,7 @@ char *xg_path_data(const char *rel);
 char *xg_path_state(const char *rel);
 char *xg_path_share(const char *rel);
 
+/* "dir/name" in a new string; one slash between them. */
+char *xg_path_join(const char *dir, const char *name);
+
 #endif
