@@ -3,8 +3,20 @@
 /*
  * The prompt subsystem, xg_prompt_, xg_variant_: variants and their store,
  * the manifest, templates and the compiled pack.  Its one public header.
+ *
+ * Its files are layers, each calling only those below it:
+ *
+ *   filter.c    xg-prompt-compile's filter: a pack for each request
+ *   pack.c      a pack for a request: pick the version, load, compile, pin
+ *   variant.c   the variant store: names, HEAD, versions, save, selection
+ *   compile.c   a loaded variant compiled into a pack record
+ *   manifest.c  a variant's files read and checked; the version id
+ *   template.c  placeholders filled in
  */
 #include "json.h"
+
+struct xg_rec_reader;
+struct xg_rec_writer;
 
 /*
  * Prompt packs (design.md B2, B8; man 1 xg-prompt-compile).
@@ -109,35 +121,6 @@ char *xg_prompt_escape_data(const char *s);
 jv xg_prompt_notice(const char *text);
 
 /*
- * One call for a whole pack, as xg-prompt-compile does it: picks the version
- * (the request's NAME@VERSION, else the conversation's last variant_change,
- * else the variant's head), pins it to a conversation that has none, loads
- * and compiles it.  Notices (head moved, tunedFor, cut sections) are appended
- * to *notices.
- */
-struct xg_prompt_request {
-	const char *variant;	/* "NAME", "NAME@VERSION" or NULL for default */
-	const char *model;	/* NULL when unknown */
-	const char *mode;	/* NULL means "normal" */
-	const char *conversation;	/* NULL for none */
-};
-int xg_prompt_pack(const struct xg_prompt_request *rq, jv *pack, jv *notices);
-
-/*
- * xg-prompt-compile's filter: passes every record from r (NULL: none) to w
- * and writes the notices and a pack for each request as soon as a model
- * record follows it, else at the end; with no request, one pack at the end.
- * flags (mode, model, variant) win over the records.  With text_only nothing
- * passes; the system prompt for the last request is written at the end and
- * notices go to stderr.  Returns 0 or an exit code; a bad record dies
- * naming its line (65).
- */
-struct xg_rec_reader;
-struct xg_rec_writer;
-int xg_prompt_filter(const struct xg_prompt_request *flags, int text_only,
-		     struct xg_rec_reader *r, struct xg_rec_writer *w);
-
-/*
  * Prompt variants and their versions (design.md B2 and section 4).
  *
  * A variant is a named set of section files; a version is an immutable
@@ -220,5 +203,32 @@ int xg_variant_selected(const char *conversation, char **ref);
  * (if any) to ref ("NAME@VERSION", which must exist); *entry gets the entry
  * (owned) when entry is not NULL. */
 int xg_variant_select(const char *conversation, const char *ref, const char *reason, jv *entry);
+
+/*
+ * One call for a whole pack, as xg-prompt-compile does it: picks the version
+ * (the request's NAME@VERSION, else the conversation's last variant_change,
+ * else the variant's head), pins it to a conversation that has none, loads
+ * and compiles it.  Notices (head moved, tunedFor, cut sections) are appended
+ * to *notices.
+ */
+struct xg_prompt_request {
+	const char *variant;	/* "NAME", "NAME@VERSION" or NULL for default */
+	const char *model;	/* NULL when unknown */
+	const char *mode;	/* NULL means "normal" */
+	const char *conversation;	/* NULL for none */
+};
+int xg_prompt_pack(const struct xg_prompt_request *rq, jv *pack, jv *notices);
+
+/*
+ * xg-prompt-compile's filter: passes every record from r (NULL: none) to w
+ * and writes the notices and a pack for each request as soon as a model
+ * record follows it, else at the end; with no request, one pack at the end.
+ * flags (mode, model, variant) win over the records.  With text_only nothing
+ * passes; the system prompt for the last request is written at the end and
+ * notices go to stderr.  Returns 0 or an exit code; a bad record dies
+ * naming its line (65).
+ */
+int xg_prompt_filter(const struct xg_prompt_request *flags, int text_only,
+		     struct xg_rec_reader *r, struct xg_rec_writer *w);
 
 #endif
