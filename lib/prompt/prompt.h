@@ -8,6 +8,7 @@
  *
  *   filter.c    xg-prompt-compile's filter: a pack for each request
  *   pack.c      a pack for a request: pick the version, load, compile, pin
+ *   verbs.c     the records xg-prompt-compile's verbs write
  *   variant.c   the variant store: names, HEAD, versions, save, selection
  *   compile.c   a loaded variant compiled into a pack record
  *   manifest.c  a variant's files read and checked; the version id
@@ -174,14 +175,6 @@ int xg_variant_load(const char *name, const char *version, struct xg_prompt_mani
  * kind. */
 int xg_variant_meta(const char *name, const char *version, jv *meta);
 
-/* A "variant" record for each variant, by name, into the array *out. */
-int xg_variant_list(jv *out);
-/* A "version" record for each version of name, oldest first. */
-int xg_variant_versions(const char *name, jv *out);
-/* The "version" record of name@version; with_sections adds each section's
- * manifest line and text. */
-int xg_variant_describe(const char *name, const char *version, int with_sections, jv *out);
-
 /*
  * Saves the variant in dir (a manifest and its section files) as a version
  * of name whose parent is the head, and moves the head to it.  Saving the
@@ -218,6 +211,24 @@ struct xg_prompt_request {
 	const char *conversation;	/* NULL for none */
 };
 int xg_prompt_pack(const struct xg_prompt_request *rq, jv *pack, jv *notices);
+
+/*
+ * xg-prompt-compile's verbs, each writing its records to w (none when it
+ * fails): variants, a "variant" record for each variant, by name; versions,
+ * a "version" record for each version of name, oldest first; save,
+ * xg_variant_save and the new head's "version" record; head, the head's
+ * record, after moving the head to version when it is not NULL; show, the
+ * record of ref (NAME or NAME@VERSION) with each section's manifest line
+ * and text; select, the variant_change xg_variant_select appended, with the
+ * conversation's id.
+ */
+int xg_prompt_verb_variants(struct xg_rec_writer *w);
+int xg_prompt_verb_versions(const char *name, struct xg_rec_writer *w);
+int xg_prompt_verb_save(const char *name, const char *dir, const char *tuned_for,
+			const char *note, struct xg_rec_writer *w);
+int xg_prompt_verb_head(const char *name, const char *version, struct xg_rec_writer *w);
+int xg_prompt_verb_show(const char *ref, struct xg_rec_writer *w);
+int xg_prompt_verb_select(const char *conversation, const char *ref, struct xg_rec_writer *w);
 
 /*
  * xg-prompt-compile's filter: passes every record from r (NULL: none) to w
