@@ -78,10 +78,10 @@ struct part {
 	int cut;
 };
 
+/* Fits full, s's text as it goes in (taken), into s's budget. */
 static int build_part(const struct xg_prompt_manifest *m, const struct xg_prompt_section *s,
-		      jv vars, int render, struct part *p, jv *notices)
+		      char *full, struct part *p, jv *notices)
 {
-	char *full = render ? xg_prompt_render(s->text, s->len, vars) : xg_memdup(s->text, s->len);
 	size_t len = trim_end(full, strlen(full)), all = chars_of(full, len);
 
 	p->s = s;
@@ -142,13 +142,16 @@ int xg_prompt_compile(const struct xg_prompt_manifest *m, const struct xg_prompt
 			const struct xg_prompt_section *s = &m->sec[i];
 			int template = !strcmp(s->mode, "-");
 			struct part p = { 0 };
+			char *full;
 
 			if (pass == 0 ? !s->stable :
 			    pass == 1 ? (s->stable || template ||
 					 (strcmp(s->mode, "all") && strcmp(s->mode, t->mode))) :
 			    !template)
 				continue;
-			if ((rc = build_part(m, s, vars, pass < 2, &p, notices)))
+			full = pass < 2 ? xg_prompt_render_peek(s->text, s->len, vars) :
+					  xg_memdup(s->text, s->len);
+			if ((rc = build_part(m, s, full, &p, notices)))
 				break;
 			if (pass < 2) {
 				join(&sys, &p);

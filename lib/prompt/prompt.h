@@ -112,9 +112,9 @@ int xg_prompt_compile(const struct xg_prompt_manifest *m, const struct xg_prompt
 /*
  * Renders a template: {{NAME}} becomes the string vars[NAME] (empty when
  * absent) and {{?NAME}}...{{/NAME}} is kept when vars[NAME] is a non-empty
- * string.  vars is only looked at.  Returns a new string.
+ * string.  vars is only looked at, not consumed.  Returns a new string.
  */
-char *xg_prompt_render(const char *tmpl, size_t len, jv vars);
+char *xg_prompt_render_peek(const char *tmpl, size_t len, jv vars);
 /* Escapes s for use as data inside a tagged block: & < > become entities. */
 char *xg_prompt_escape_data(const char *s);
 

@@ -22,7 +22,7 @@ static const char *var_peek(jv vars, const char *name, size_t n)
 	return xg_json_string_peek(vars, key);
 }
 
-char *xg_prompt_render(const char *tmpl, size_t len, jv vars)
+char *xg_prompt_render_peek(const char *tmpl, size_t len, jv vars)
 {
 	struct xg_buf out = XG_BUF_INIT(0);
 	const char *p = tmpl, *end = tmpl + len;
@@ -52,7 +52,7 @@ char *xg_prompt_render(const char *tmpl, size_t len, jv vars)
 			if (stop && !(v && *v)) {
 				p = stop + strlen(endtag);
 			} else if (stop) {
-				char *inner = xg_prompt_render(p, (size_t)(stop - p), vars);
+				char *inner = xg_prompt_render_peek(p, (size_t)(stop - p), vars);
 
 				xg_buf_addstr(&out, inner);
 				free(inner);

@@ -21,13 +21,6 @@ static int write_all(struct xg_rec_writer *w, jv recs)
 	return rc;
 }
 
-static jv copy_field(jv rec, jv meta, const char *key)
-{
-	jv v = xg_json_get_peek(meta, key);
-
-	return xg_json_set(rec, key, jv_is_valid(v) ? jv_copy(v) : jv_null());
-}
-
 /* Each section's manifest line and text, for show. */
 static int sections(const char *dir, jv *out)
 {
@@ -56,8 +49,10 @@ static int sections(const char *dir, jv *out)
  * manifest line and text. */
 static int describe(const char *name, const char *version, int with_sections, jv *out)
 {
+	static const char *const keys[] = { "parent", "created", "tunedFor", "note" };
 	char *dir = NULL, *head = NULL;
 	jv rec, meta, secs;
+	size_t i;
 	int rc = xg_variant_dir(name, version, &dir);
 
 	if (rc)
@@ -76,10 +71,12 @@ static int describe(const char *name, const char *version, int with_sections, jv
 	rec = xg_json_set(rec, "version", jv_string(version));
 	rec = xg_json_set(rec, "head", jv_bool(!strcmp(head, version)));
 	rec = xg_json_set(rec, "readonly", jv_bool(xg_variant_is_default(name)));
-	rec = copy_field(rec, meta, "parent");
-	rec = copy_field(rec, meta, "created");
-	rec = copy_field(rec, meta, "tunedFor");
-	rec = copy_field(rec, meta, "note");
+	/* The meta's fields, null when absent. */
+	for (i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
+		jv v = xg_json_get_peek(meta, keys[i]);
+
+		rec = xg_json_set(rec, keys[i], jv_is_valid(v) ? jv_copy(v) : jv_null());
+	}
 	jv_free(meta);
 	if (with_sections && (rc = sections(dir, &secs))) {
 		jv_free(secs);
