@@ -34,114 +34,73 @@ static const struct xg_command cmd = {
 	usage, options
 };
 
+/* What the options asked for, and the writer every verb writes to. */
 struct args {
 	int text;
 	const char *mode, *model, *variant, *tuned_for, *note;
+	struct xg_rec_writer w;
 };
 
-static int write_all(jv recs)
-{
-	struct xg_rec_writer w;
-	int i, n = jv_array_length(jv_copy(recs)), rc = 0;
-
-	xg_rec_writer_init(&w, stdout);
-	for (i = 0; i < n && !rc; i++)
-		if (xg_rec_write(&w, jv_array_get(jv_copy(recs), i)) < 0)
-			rc = XG_EX_IOERR;
-	xg_rec_writer_release(&w);
-	jv_free(recs);
-	return rc;
-}
-
 /* Compiling: the filter over standard input, when it can be read. */
-static int compile(const struct args *a)
+static int compile(struct args *a)
 {
 	struct xg_prompt_request flags = { a->variant, a->model, a->mode, NULL };
 	struct xg_rec_reader r;
-	struct xg_rec_writer w;
 	int readable = xg_stdin_readable(), rc;
 
-	xg_rec_writer_init(&w, stdout);
 	if (readable)
 		xg_rec_reader_init(&r, 0, "standard input");
-	rc = xg_prompt_filter(&flags, a->text, readable ? &r : NULL, &w);
+	rc = xg_prompt_filter(&flags, a->text, readable ? &r : NULL, &a->w);
 	if (readable)
 		xg_rec_reader_release(&r);
-	xg_rec_writer_release(&w);
 	return rc;
 }
 
-static int describe(const char *name, const char *version, int with_sections)
+static int variants(struct xg_opts *o, void *a)
 {
-	jv rec;
-	int rc = xg_variant_describe(name, version, with_sections, &rec);
-
-	return rc ? rc : write_all(jv_array_append(jv_array(), rec));
+	(void)o;
+	return xg_prompt_verb_variants(&((struct args *)a)->w);
 }
 
-static int show(const char *ref)
+static int versions(struct xg_opts *o, void *a)
 {
-	char *name, *version;
-	int rc = xg_variant_parse_ref(ref, &name, &version);
-
-	if (!rc && !version)
-		rc = xg_variant_head(name, &version);
-	if (!rc)
-		rc = describe(name, version, 1);
-	free(name);
-	free(version);
-	return rc;
+	return xg_prompt_verb_versions(o->args[1], &((struct args *)a)->w);
 }
 
-static int head(const char *name, const char *version)
+static int save(struct xg_opts *o, void *ctx)
 {
-	char *v = NULL;
-	int rc = version ? xg_variant_set_head(name, version) : xg_variant_head(name, &v);
+	struct args *a = ctx;
 
-	if (!rc)
-		rc = describe(name, version ? version : v, 0);
-	free(v);
-	return rc;
+	return xg_prompt_verb_save(o->args[1], o->args[2], a->tuned_for, a->note, &a->w);
 }
 
-static int save(const struct args *a, const char *name, const char *dir)
+static int head(struct xg_opts *o, void *a)
 {
-	char *v;
-	int rc = xg_variant_save(name, dir, a->tuned_for, a->note, &v);
-
-	if (!rc)
-		rc = describe(name, v, 0);
-	free(v);
-	return rc;
+	return xg_prompt_verb_head(o->args[1], o->nargs > 2 ? o->args[2] : NULL,
+				   &((struct args *)a)->w);
 }
 
-static int select_version(const char *conversation, const char *ref)
+static int show(struct xg_opts *o, void *a)
 {
-	jv e, out;
-	int rc;
-
-	if (!strchr(ref, '@'))
-		xg_usage_error(&cmd, "select needs NAME@VERSION, not '%s'", ref);
-	rc = xg_variant_select(conversation, ref, "selected", &e);
-	if (rc)
-		return rc;
-	out = xg_json_set(e, "conversation", jv_string(conversation));
-	return write_all(jv_array_append(jv_array(), out));
+	return xg_prompt_verb_show(o->args[1], &((struct args *)a)->w);
 }
 
-static int listing(int (*fn)(const char *, jv *), const char *name)
+static int select_version(struct xg_opts *o, void *a)
 {
-	jv out;
-	int rc = fn ? fn(name, &out) : xg_variant_list(&out);
-
-	return rc ? rc : write_all(out);
+	if (!strchr(o->args[2], '@'))
+		xg_usage_error(&cmd, "select needs NAME@VERSION, not '%s'", o->args[2]);
+	return xg_prompt_verb_select(o->args[1], o->args[2], &((struct args *)a)->w);
 }
 
-static void want(int nargs, int lo, int hi, const char *verb)
-{
-	if (nargs - 1 < lo || nargs - 1 > hi)
-		xg_usage_error(&cmd, "wrong number of operands for '%s'", verb);
-}
+static const struct xg_verb verbs[] = {
+	{ "variants", 0, 0, variants },
+	{ "versions", 1, 1, versions },
+	{ "save", 2, 2, save },
+	{ "head", 1, 2, head },
+	{ "show", 1, 1, show },
+	{ "select", 2, 2, select_version },
+	{ 0 }
+};
 
 int main(int argc, char **argv)
 {
@@ -168,29 +127,10 @@ int main(int argc, char **argv)
 	verb = o.nargs ? o.args[0] : NULL;
 	if ((verb && compile_opts) || ((a.tuned_for || a.note) && (!verb || strcmp(verb, "save"))))
 		xg_usage_error(&cmd, "option not valid for '%s'", verb ? verb : "compiling");
-	if (!verb) {
-		rc = compile(&a);
-	} else if (!strcmp(verb, "variants")) {
-		want(o.nargs, 0, 0, verb);
-		rc = listing(NULL, NULL);
-	} else if (!strcmp(verb, "versions")) {
-		want(o.nargs, 1, 1, verb);
-		rc = listing(xg_variant_versions, o.args[1]);
-	} else if (!strcmp(verb, "save")) {
-		want(o.nargs, 2, 2, verb);
-		rc = save(&a, o.args[1], o.args[2]);
-	} else if (!strcmp(verb, "head")) {
-		want(o.nargs, 1, 2, verb);
-		rc = head(o.args[1], o.nargs > 2 ? o.args[2] : NULL);
-	} else if (!strcmp(verb, "show")) {
-		want(o.nargs, 1, 1, verb);
-		rc = show(o.args[1]);
-	} else if (!strcmp(verb, "select")) {
-		want(o.nargs, 2, 2, verb);
-		rc = select_version(o.args[1], o.args[2]);
-	} else {
-		xg_usage_error(&cmd, "unknown command '%s'", verb);
-	}
+	xg_rec_writer_init(&a.w, stdout);
+	/* Without a verb the program compiles. */
+	rc = verb ? xg_opt_verb(&o, verbs)->run(&o, &a) : compile(&a);
+	xg_rec_writer_release(&a.w);
 	xg_opt_release(&o);
 	return xg_prog_exit(rc);
 }

@@ -2,6 +2,10 @@
  * xg-prompt-compile as a filter: records pass through, and a pack follows
  * each request as soon as its model is known, so a run downstream can start
  * while slower stages upstream (a snapshot) are still writing.
+ *
+ * The reading is the core's xg_rec_filter, given no writer: a request or a
+ * model record is checked before it passes, so a bad one stops the stage
+ * without having gone downstream, and on_record passes each record itself.
  */
 #include "xg.h"
 #include "prompt/prompt.h"
@@ -11,8 +15,10 @@
 struct filter {
 	const struct xg_prompt_request *flags;
 	struct xg_rec_writer *w;
+	int text_only;
 	char *mode, *req_model, *model, *variant, *conv;
 	int have_request, served, packs;
+	int rc;			/* the first pack that did not compile */
 };
 
 /* A string field of an input record, or exit 65 naming the line. */
@@ -87,8 +93,7 @@ static int compile_now(struct filter *f, jv *pack, jv *notices)
 }
 
 /* Writes the notices and the pack (nothing for a pack that does not
- * compile), flushed: the next stage may be waiting
- * for them. */
+ * compile), flushed: the next stage may be waiting for them. */
 static int emit(struct filter *f)
 {
 	jv pack, notices;
@@ -110,63 +115,81 @@ static int emit(struct filter *f)
 	return rc;
 }
 
+/* A model after a request settles it: its pack goes out now.  A pack that
+ * does not compile is reported at the end, after the rest of the input has
+ * passed through. */
+static int on_record(const struct xg_rec *rec, void *ctx)
+{
+	struct filter *f = ctx;
+	int is_model, rc;
+
+	if (!rec)
+		return 0;
+	is_model = rec->type && !strcmp(rec->type, "model");
+	if (rec->type && !strcmp(rec->type, "request")) {
+		take_request(f, rec);
+	} else if (is_model) {
+		free(f->model);
+		f->model = field(rec, "id") ? xg_strdup(field(rec, "id")) : NULL;
+	}
+	if (f->text_only)
+		return 0;
+	if (xg_rec_pass(f->w, rec) < 0)
+		return XG_EX_IOERR;
+	if (!is_model || !f->have_request || f->served)
+		return 0;
+	rc = emit(f);
+	if (rc == XG_EX_IOERR)
+		return rc;
+	if (rc && !f->rc)
+		f->rc = rc;
+	return 0;
+}
+
+/* --text: the system prompt alone on w, and the notices on stderr. */
+static int print_text(struct filter *f)
+{
+	jv pack, notices;
+	int rc = compile_now(f, &pack, &notices);
+
+	jv_array_foreach(notices, i, nt) {
+		(void)i;
+		if (!rc)
+			fprintf(stderr, "%s: %s\n", xg_progname, xg_json_string_peek(nt, "text"));
+		jv_free(nt);
+	}
+	jv_free(notices);
+	if (!rc) {
+		fputs(xg_json_string_peek(pack, "system"), f->w->fp);
+		putc('\n', f->w->fp);
+		jv_free(pack);
+	}
+	return rc;
+}
+
 int xg_prompt_filter(const struct xg_prompt_request *flags, int text_only,
 		     struct xg_rec_reader *r, struct xg_rec_writer *w)
 {
-	struct filter f = { flags, w, NULL, NULL, NULL, NULL, NULL, 0, 0, 0 };
-	struct xg_rec rec;
-	jv pack, notices;
-	int rc = 0, wrc = 0;
+	struct filter f = { 0 };
+	int rc;
 
-	while (r && xg_rec_next_or_die(r, &rec) > 0) {
-		int is_model = rec.type && !strcmp(rec.type, "model");
-
-		if (rec.type && !strcmp(rec.type, "request")) {
-			take_request(&f, &rec);
-		} else if (is_model) {
-			free(f.model);
-			f.model = field(&rec, "id") ? xg_strdup(field(&rec, "id")) : NULL;
-		}
-		if (!text_only && !wrc && xg_rec_pass(w, &rec) < 0)
-			wrc = XG_EX_IOERR;
-		xg_rec_release(&rec);
-		/* A model after a request settles it: its pack goes out now.  A
-		 * pack that does not compile is reported at the end, after the
-		 * rest of the input has passed through. */
-		if (is_model && f.have_request && !f.served && !text_only && !wrc) {
-			int c = emit(&f);
-
-			if (c == XG_EX_IOERR)
-				wrc = c;
-			else if (c && !rc)
-				rc = c;
-		}
-	}
-	if (!text_only && !wrc && (!f.packs || !f.served)) {
-		int c = emit(&f);
-
-		if (c && !rc)
-			rc = c;
-	} else if (text_only && !wrc) {
-		rc = compile_now(&f, &pack, &notices);
-		jv_array_foreach(notices, i, nt) {
-			(void)i;
-			if (!rc)
-				fprintf(stderr, "%s: %s\n", xg_progname,
-					xg_json_string_peek(nt, "text"));
-			jv_free(nt);
-		}
-		jv_free(notices);
-		if (!rc) {
-			fputs(xg_json_string_peek(pack, "system"), w->fp);
-			putc('\n', w->fp);
-			jv_free(pack);
-		}
+	f.flags = flags;
+	f.w = w;
+	f.text_only = text_only;
+	rc = xg_rec_filter(r, NULL, NULL, on_record, &f);
+	/* The end of the input settles the last request, or the lack of one. */
+	if (!rc && text_only) {
+		rc = print_text(&f);
+	} else if (!rc) {
+		if (!f.packs || !f.served)
+			rc = emit(&f);
+		if (f.rc)
+			rc = f.rc;
 	}
 	free(f.mode);
 	free(f.req_model);
 	free(f.model);
 	free(f.variant);
 	free(f.conv);
-	return wrc ? wrc : rc;
+	return rc;
 }

@@ -3,8 +3,21 @@
 /*
  * The prompt subsystem, xg_prompt_, xg_variant_: variants and their store,
  * the manifest, templates and the compiled pack.  Its one public header.
+ *
+ * Its files are layers, each calling only those below it:
+ *
+ *   filter.c    xg-prompt-compile's filter: a pack for each request
+ *   pack.c      a pack for a request: pick the version, load, compile, pin
+ *   verbs.c     the records xg-prompt-compile's verbs write
+ *   variant.c   the variant store: names, HEAD, versions, save, selection
+ *   compile.c   a loaded variant compiled into a pack record
+ *   manifest.c  a variant's files read and checked; the version id
+ *   template.c  placeholders filled in
  */
 #include "json.h"
+
+struct xg_rec_reader;
+struct xg_rec_writer;
 
 /*
  * Prompt packs (design.md B2, B8; man 1 xg-prompt-compile).
@@ -99,43 +112,14 @@ int xg_prompt_compile(const struct xg_prompt_manifest *m, const struct xg_prompt
 /*
  * Renders a template: {{NAME}} becomes the string vars[NAME] (empty when
  * absent) and {{?NAME}}...{{/NAME}} is kept when vars[NAME] is a non-empty
- * string.  vars is only looked at.  Returns a new string.
+ * string.  vars is only looked at, not consumed.  Returns a new string.
  */
-char *xg_prompt_render(const char *tmpl, size_t len, jv vars);
+char *xg_prompt_render_peek(const char *tmpl, size_t len, jv vars);
 /* Escapes s for use as data inside a tagged block: & < > become entities. */
 char *xg_prompt_escape_data(const char *s);
 
 /* A notice record from this program. */
 jv xg_prompt_notice(const char *text);
-
-/*
- * One call for a whole pack, as xg-prompt-compile does it: picks the version
- * (the request's NAME@VERSION, else the conversation's last variant_change,
- * else the variant's head), pins it to a conversation that has none, loads
- * and compiles it.  Notices (head moved, tunedFor, cut sections) are appended
- * to *notices.
- */
-struct xg_prompt_request {
-	const char *variant;	/* "NAME", "NAME@VERSION" or NULL for default */
-	const char *model;	/* NULL when unknown */
-	const char *mode;	/* NULL means "normal" */
-	const char *conversation;	/* NULL for none */
-};
-int xg_prompt_pack(const struct xg_prompt_request *rq, jv *pack, jv *notices);
-
-/*
- * xg-prompt-compile's filter: passes every record from r (NULL: none) to w
- * and writes the notices and a pack for each request as soon as a model
- * record follows it, else at the end; with no request, one pack at the end.
- * flags (mode, model, variant) win over the records.  With text_only nothing
- * passes; the system prompt for the last request is written at the end and
- * notices go to stderr.  Returns 0 or an exit code; a bad record dies
- * naming its line (65).
- */
-struct xg_rec_reader;
-struct xg_rec_writer;
-int xg_prompt_filter(const struct xg_prompt_request *flags, int text_only,
-		     struct xg_rec_reader *r, struct xg_rec_writer *w);
 
 /*
  * Prompt variants and their versions (design.md B2 and section 4).
@@ -191,14 +175,6 @@ int xg_variant_load(const char *name, const char *version, struct xg_prompt_mani
  * kind. */
 int xg_variant_meta(const char *name, const char *version, jv *meta);
 
-/* A "variant" record for each variant, by name, into the array *out. */
-int xg_variant_list(jv *out);
-/* A "version" record for each version of name, oldest first. */
-int xg_variant_versions(const char *name, jv *out);
-/* The "version" record of name@version; with_sections adds each section's
- * manifest line and text. */
-int xg_variant_describe(const char *name, const char *version, int with_sections, jv *out);
-
 /*
  * Saves the variant in dir (a manifest and its section files) as a version
  * of name whose parent is the head, and moves the head to it.  Saving the
@@ -220,5 +196,50 @@ int xg_variant_selected(const char *conversation, char **ref);
  * (if any) to ref ("NAME@VERSION", which must exist); *entry gets the entry
  * (owned) when entry is not NULL. */
 int xg_variant_select(const char *conversation, const char *ref, const char *reason, jv *entry);
+
+/*
+ * One call for a whole pack, as xg-prompt-compile does it: picks the version
+ * (the request's NAME@VERSION, else the conversation's last variant_change,
+ * else the variant's head), pins it to a conversation that has none, loads
+ * and compiles it.  Notices (head moved, tunedFor, cut sections) are appended
+ * to *notices.
+ */
+struct xg_prompt_request {
+	const char *variant;	/* "NAME", "NAME@VERSION" or NULL for default */
+	const char *model;	/* NULL when unknown */
+	const char *mode;	/* NULL means "normal" */
+	const char *conversation;	/* NULL for none */
+};
+int xg_prompt_pack(const struct xg_prompt_request *rq, jv *pack, jv *notices);
+
+/*
+ * xg-prompt-compile's verbs, each writing its records to w (none when it
+ * fails): variants, a "variant" record for each variant, by name; versions,
+ * a "version" record for each version of name, oldest first; save,
+ * xg_variant_save and the new head's "version" record; head, the head's
+ * record, after moving the head to version when it is not NULL; show, the
+ * record of ref (NAME or NAME@VERSION) with each section's manifest line
+ * and text; select, the variant_change xg_variant_select appended, with the
+ * conversation's id.
+ */
+int xg_prompt_verb_variants(struct xg_rec_writer *w);
+int xg_prompt_verb_versions(const char *name, struct xg_rec_writer *w);
+int xg_prompt_verb_save(const char *name, const char *dir, const char *tuned_for,
+			const char *note, struct xg_rec_writer *w);
+int xg_prompt_verb_head(const char *name, const char *version, struct xg_rec_writer *w);
+int xg_prompt_verb_show(const char *ref, struct xg_rec_writer *w);
+int xg_prompt_verb_select(const char *conversation, const char *ref, struct xg_rec_writer *w);
+
+/*
+ * xg-prompt-compile's filter: passes every record from r (NULL: none) to w
+ * and writes the notices and a pack for each request as soon as a model
+ * record follows it, else at the end; with no request, one pack at the end.
+ * flags (mode, model, variant) win over the records.  With text_only nothing
+ * passes; the system prompt for the last request is written at the end and
+ * notices go to stderr.  Returns 0 or an exit code; a bad record dies
+ * naming its line (65).
+ */
+int xg_prompt_filter(const struct xg_prompt_request *flags, int text_only,
+		     struct xg_rec_reader *r, struct xg_rec_writer *w);
 
 #endif

@@ -1,6 +1,21 @@
+/*
+ * The variant store (design.md B2 and section 4; the layout is in
+ * prompt.h): variant names and references, the HEAD of each variant,
+ * finding and loading a version, its meta.json, saving a version and
+ * moving the head, keeping a shipped version under the data tree, and the
+ * version a conversation has selected.  It reads and writes variants
+ * through the manifest layer (manifest.c) and compiles only to refuse a
+ * variant that would not; which version a request gets is pack.c's.
+ *
+ * The shipped prompts directory is the read-only variant "default", its
+ * one version named by the hash of its files; every other variant lives
+ * under $data/variants.  The few questions about that layout that verbs.c
+ * needs answered are here too, declared in internal.h.
+ */
 #include "xg.h"
 #include <dirent.h>
 #include "prompt/prompt.h"
+#include "prompt/internal.h"
 #include "conversation.h"
 #include "jsonfile.h"
 
@@ -45,7 +60,7 @@ int xg_variant_parse_ref(const char *ref, char **name, char **version)
 	return 0;
 }
 
-static int is_default(const char *name)
+int xg_variant_is_default(const char *name)
 {
 	return !strcmp(name, XG_VARIANT_DEFAULT);
 }
@@ -74,6 +89,81 @@ static char *version_path(const char *name, const char *version)
 
 	free(r);
 	return p;
+}
+
+int xg_variant_stored(const char *name, const char *version)
+{
+	char *dir = version_path(name, version);
+	int ok = is_dir(dir);
+
+	free(dir);
+	return ok;
+}
+
+int xg_variant_has_head(const char *name)
+{
+	char *path = variant_path(name, "HEAD");
+	int ok = access(path, F_OK) == 0;
+
+	free(path);
+	return ok;
+}
+
+static int by_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names in dir that pass valid, sorted; NULL-terminated. */
+static char **list_dir(const char *dir, int (*valid)(const char *), size_t *nr)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **v = NULL;
+	size_t n = 0, alloc = 0;
+
+	*nr = 0;
+	if (!d)
+		return xg_calloc(1, sizeof(char *));
+	while ((e = readdir(d))) {
+		if (!valid(e->d_name))
+			continue;
+		XG_ALLOC_GROW(v, n + 2, alloc);
+		v[n++] = xg_strdup(e->d_name);
+	}
+	closedir(d);
+	if (!v)
+		return xg_calloc(1, sizeof(char *));
+	v[n] = NULL;
+	qsort(v, n, sizeof(*v), by_str);
+	*nr = n;
+	return v;
+}
+
+char **xg_variant_stored_names(size_t *nr)
+{
+	char *dir = xg_path_data("variants"), **v = list_dir(dir, xg_variant_name_valid, nr);
+
+	free(dir);
+	return v;
+}
+
+char **xg_variant_stored_versions(const char *name, size_t *nr)
+{
+	char *dir = variant_path(name, "versions");
+	char **v = list_dir(dir, xg_variant_version_valid, nr);
+
+	free(dir);
+	return v;
+}
+
+void xg_variant_strings_free(char **v)
+{
+	size_t i;
+
+	for (i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
 }
 
 static int shipped_head(char **version)
@@ -105,8 +195,6 @@ static int no_variant(const char *name)
 static int check_head(const char *name, const char *path, const char *s, size_t len)
 {
 	const char *why = NULL;
-	char *vdir;
-	int ok;
 
 	if (!len)
 		why = "is empty";
@@ -117,10 +205,7 @@ static int check_head(const char *name, const char *path, const char *s, size_t 
 			 name);
 		return XG_EX_CONFIG;
 	}
-	vdir = version_path(name, s);
-	ok = is_dir(vdir);
-	free(vdir);
-	if (!ok) {
+	if (!xg_variant_stored(name, s)) {
 		xg_error("'%s' names version '%s', which does not exist; "
 			 "'xg-prompt-compile head %s VERSION' repairs it", path, s, name);
 		return XG_EX_CONFIG;
@@ -136,7 +221,7 @@ int xg_variant_head(const char *name, char **version)
 	int rc;
 
 	*version = NULL;
-	if (is_default(name))
+	if (xg_variant_is_default(name))
 		return shipped_head(version);
 	if (!xg_variant_name_valid(name))
 		return no_variant(name);
@@ -177,7 +262,7 @@ int xg_variant_dir(const char *name, const char *version, char **dir)
 		xg_error("'%s' is not a version id", version);
 		return XG_EX_DATAERR;
 	}
-	if (is_default(name)) {
+	if (xg_variant_is_default(name)) {
 		char *head;
 		int rc = shipped_head(&head);
 
@@ -194,7 +279,7 @@ int xg_variant_dir(const char *name, const char *version, char **dir)
 	if (!is_dir(p)) {
 		free(p);
 		p = variant_path(name, NULL);
-		if (!is_default(name) && !is_dir(p)) {
+		if (!xg_variant_is_default(name) && !is_dir(p)) {
 			free(p);
 			return no_variant(name);
 		}
@@ -214,7 +299,7 @@ int xg_variant_load(const char *name, const char *version, struct xg_prompt_mani
 
 	*loaded = *head = NULL;
 	memset(m, 0, sizeof(*m));
-	if (is_default(name)) {
+	if (xg_variant_is_default(name)) {
 		dir = xg_path_share("prompts");
 		rc = xg_prompt_manifest_load(dir, m);
 		free(dir);
@@ -278,237 +363,6 @@ int xg_variant_meta(const char *name, const char *version, jv *meta)
 out:
 	free(path);
 	free(dir);
-	return rc;
-}
-
-static jv copy_field(jv rec, jv meta, const char *key)
-{
-	jv v = xg_json_get_peek(meta, key);
-
-	return xg_json_set(rec, key, jv_is_valid(v) ? jv_copy(v) : jv_null());
-}
-
-int xg_variant_describe(const char *name, const char *version, int with_sections, jv *out)
-{
-	char *dir = NULL, *head = NULL;
-	jv rec, meta;
-	int rc = xg_variant_dir(name, version, &dir);
-
-	if (rc)
-		return rc;
-	if ((rc = xg_variant_head(name, &head))) {
-		free(dir);
-		return rc;
-	}
-	if ((rc = xg_variant_meta(name, version, &meta))) {
-		free(dir);
-		free(head);
-		return rc;
-	}
-	rec = xg_rec_new("version");
-	rec = xg_json_set(rec, "variant", jv_string(name));
-	rec = xg_json_set(rec, "version", jv_string(version));
-	rec = xg_json_set(rec, "head", jv_bool(!strcmp(head, version)));
-	rec = xg_json_set(rec, "readonly", jv_bool(is_default(name)));
-	rec = copy_field(rec, meta, "parent");
-	rec = copy_field(rec, meta, "created");
-	rec = copy_field(rec, meta, "tunedFor");
-	rec = copy_field(rec, meta, "note");
-	jv_free(meta);
-	if (with_sections) {
-		struct xg_prompt_manifest m;
-		jv secs = jv_array();
-		size_t i;
-
-		if ((rc = xg_prompt_manifest_load(dir, &m))) {
-			xg_prompt_manifest_release(&m);
-			jv_free(rec);
-			jv_free(secs);
-			free(dir);
-			free(head);
-			return rc;
-		}
-		for (i = 0; i < m.nr; i++) {
-			const struct xg_prompt_section *s = &m.sec[i];
-			jv e = jv_object();
-
-			e = xg_json_set(e, "name", jv_string(s->name));
-			e = xg_json_set(e, "file", jv_string(s->file));
-			e = xg_json_set(e, "budget", jv_number((double)s->budget));
-			e = xg_json_set(e, "kind", jv_string(s->stable ? "stable" : "dynamic"));
-			e = xg_json_set(e, "mode", jv_string(s->mode));
-			e = xg_json_set(e, "text", jv_string_sized(s->text, (int)s->len));
-			secs = jv_array_append(secs, e);
-		}
-		xg_prompt_manifest_release(&m);
-		rec = xg_json_set(rec, "sections", secs);
-	}
-	free(dir);
-	free(head);
-	*out = rec;
-	return 0;
-}
-
-static int by_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The names in dir that pass valid, sorted; NULL-terminated. */
-static char **list_dir(const char *dir, int (*valid)(const char *), size_t *nr)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char **v = NULL;
-	size_t n = 0, alloc = 0;
-
-	*nr = 0;
-	if (!d)
-		return xg_calloc(1, sizeof(char *));
-	while ((e = readdir(d))) {
-		if (!valid(e->d_name))
-			continue;
-		XG_ALLOC_GROW(v, n + 2, alloc);
-		v[n++] = xg_strdup(e->d_name);
-	}
-	closedir(d);
-	if (!v)
-		return xg_calloc(1, sizeof(char *));
-	v[n] = NULL;
-	qsort(v, n, sizeof(*v), by_str);
-	*nr = n;
-	return v;
-}
-
-static void free_list(char **v)
-{
-	size_t i;
-
-	for (i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
-static int versions_count(const char *name)
-{
-	char *dir = variant_path(name, "versions");
-	size_t n;
-	char **v = list_dir(dir, xg_variant_version_valid, &n);
-
-	free_list(v);
-	free(dir);
-	return (int)n;
-}
-
-static int has_head_file(const char *name)
-{
-	char *hp = variant_path(name, "HEAD");
-	int ok = access(hp, F_OK) == 0;
-
-	free(hp);
-	return ok;
-}
-
-static jv variant_record(const char *name, const char *head, int count)
-{
-	jv rec = xg_rec_new("variant");
-
-	rec = xg_json_set(rec, "name", jv_string(name));
-	rec = xg_json_set(rec, "head", jv_string(head));
-	rec = xg_json_set(rec, "versions", jv_number(count));
-	return xg_json_set(rec, "readonly", jv_bool(is_default(name)));
-}
-
-int xg_variant_list(jv *out)
-{
-	char *dir = xg_path_data("variants"), **names, *head;
-	size_t n, i;
-	int rc = 0, default_done = 0;
-
-	names = list_dir(dir, xg_variant_name_valid, &n);
-	*out = jv_array();
-	/* default is listed in its place by name, even with nothing saved. */
-	for (i = 0; i <= n && !rc; i++) {
-		const char *name = i < n ? names[i] : NULL;
-		int count;
-
-		if (!default_done && (!name || strcmp(XG_VARIANT_DEFAULT, name) <= 0)) {
-			char *kept;
-
-			default_done = 1;
-			if ((rc = shipped_head(&head)))
-				break;
-			kept = version_path(XG_VARIANT_DEFAULT, head);
-			count = versions_count(XG_VARIANT_DEFAULT) + !is_dir(kept);
-			free(kept);
-			*out = jv_array_append(*out, variant_record(XG_VARIANT_DEFAULT, head, count));
-			free(head);
-		}
-		if (!name || is_default(name) || !has_head_file(name))
-			continue;
-		if ((rc = xg_variant_head(name, &head)))
-			break;
-		count = versions_count(name);
-		*out = jv_array_append(*out, variant_record(name, head, count));
-		free(head);
-	}
-	free_list(names);
-	free(dir);
-	if (rc) {
-		jv_free(*out);
-		*out = jv_invalid();
-	}
-	return rc;
-}
-
-static int by_created(const void *a, const void *b)
-{
-	jv x = *(const jv *)a, y = *(const jv *)b;
-	const char *cx = xg_json_string_peek(x, "created"), *cy = xg_json_string_peek(y, "created");
-	int c;
-
-	/* A version never saved (the shipped default) sorts last. */
-	if (!cx || !cy)
-		return !cx - !cy;
-	if ((c = strcmp(cx, cy)))
-		return c;
-	return strcmp(xg_json_string_peek(x, "version"), xg_json_string_peek(y, "version"));
-}
-
-int xg_variant_versions(const char *name, jv *out)
-{
-	char *dir, **ids, *head = NULL;
-	jv *recs;
-	size_t n, i, nr = 0;
-	int rc;
-
-	if ((rc = xg_variant_head(name, &head)))
-		return rc;
-	dir = variant_path(name, "versions");
-	ids = list_dir(dir, xg_variant_version_valid, &n);
-	recs = xg_calloc(n + 1, sizeof(*recs));
-	for (i = 0; i < n && !rc; i++)
-		if (!(rc = xg_variant_describe(name, ids[i], 0, &recs[nr])))
-			nr++;
-	if (!rc && is_default(name)) {
-		char *kept = version_path(name, head);
-
-		if (!is_dir(kept) && !(rc = xg_variant_describe(name, head, 0, &recs[nr])))
-			nr++;
-		free(kept);
-	}
-	qsort(recs, nr, sizeof(*recs), by_created);
-	*out = jv_array();
-	for (i = 0; i < nr; i++)
-		*out = jv_array_append(*out, recs[i]);
-	if (rc) {
-		jv_free(*out);
-		*out = jv_invalid();
-	}
-	free(recs);
-	free_list(ids);
-	free(dir);
-	free(head);
 	return rc;
 }
 
@@ -658,7 +512,7 @@ int xg_variant_save(const char *name, const char *dir, const char *tuned_for,
 		    const char *note, char **version)
 {
 	struct xg_prompt_manifest m;
-	char id[XG_PROMPT_VERSION_LEN + 1], *head = NULL, *vpath = NULL;
+	char id[XG_PROMPT_VERSION_LEN + 1], *head = NULL;
 	int rc, fd = -1;
 
 	*version = NULL;
@@ -666,7 +520,7 @@ int xg_variant_save(const char *name, const char *dir, const char *tuned_for,
 		xg_error("'%s' is not a variant name", name);
 		return XG_EX_DATAERR;
 	}
-	if (is_default(name))
+	if (xg_variant_is_default(name))
 		return read_only(name);
 	if ((rc = xg_prompt_manifest_load(dir, &m)) || (rc = check_compiles(&m)))
 		goto out;
@@ -675,10 +529,9 @@ int xg_variant_save(const char *name, const char *dir, const char *tuned_for,
 		rc = -fd;
 		goto out;
 	}
-	if (has_head_file(name) && (rc = xg_variant_head(name, &head)))
+	if (xg_variant_has_head(name) && (rc = xg_variant_head(name, &head)))
 		goto out;
-	vpath = version_path(name, id);
-	if (is_dir(vpath))
+	if (xg_variant_stored(name, id))
 		xg_warn("%s@%s already holds these files: no new version; it keeps the "
 			"tunedFor and note it was saved with%s", name, id,
 			tuned_for || note ? " (--tuned-for and --note are not applied)" : "");
@@ -693,7 +546,6 @@ out:
 		close(fd);
 	xg_prompt_manifest_release(&m);
 	free(head);
-	free(vpath);
 	return rc;
 }
 
@@ -702,7 +554,7 @@ int xg_variant_set_head(const char *name, const char *version)
 	char *dir = NULL;
 	int rc, fd;
 
-	if (is_default(name))
+	if (xg_variant_is_default(name))
 		return read_only(name);
 	if ((rc = xg_variant_dir(name, version, &dir)))
 		return rc;
@@ -717,17 +569,11 @@ int xg_variant_set_head(const char *name, const char *version)
 int xg_variant_keep(const char *name, const char *version)
 {
 	struct xg_prompt_manifest m;
-	char *kept, *head = NULL;
+	char *dir, *head = NULL;
 	int rc;
 
-	if (!is_default(name))
+	if (!xg_variant_is_default(name) || xg_variant_stored(name, version))
 		return 0;
-	kept = version_path(name, version);
-	if (is_dir(kept)) {
-		free(kept);
-		return 0;
-	}
-	free(kept);
 	if ((rc = shipped_head(&head)))
 		return rc;
 	if (strcmp(head, version)) {
@@ -736,11 +582,11 @@ int xg_variant_keep(const char *name, const char *version)
 		return XG_EX_DATAERR;
 	}
 	free(head);
-	kept = xg_path_share("prompts");
-	if (!(rc = xg_prompt_manifest_load(kept, &m)))
+	dir = xg_path_share("prompts");
+	if (!(rc = xg_prompt_manifest_load(dir, &m)))
 		rc = store_version(name, &m, version, new_meta(NULL, NULL, "the shipped prompts"));
 	xg_prompt_manifest_release(&m);
-	free(kept);
+	free(dir);
 	return rc;
 }
 

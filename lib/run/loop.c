@@ -706,8 +706,8 @@ static char *repair_text(const struct run *r, const char *problems)
 	vars = xg_json_set(vars, "problems", jv_string(esc));
 	free(esc);
 	if (jv_get_kind(tmpl) == JV_KIND_STRING)
-		out = xg_prompt_render(jv_string_value(tmpl),
-				       (size_t)jv_string_length_bytes(jv_copy(tmpl)), vars);
+		out = xg_prompt_render_peek(jv_string_value(tmpl),
+					    (size_t)jv_string_length_bytes(jv_copy(tmpl)), vars);
 	else
 		out = xg_asprintf("Your last reply in plan mode could not be read as written: %s. "
 				  "End it again with exactly one complete <proposed_plan> or "

@@ -66,7 +66,7 @@ int main(int argc, char **argv)
 	} else if (o.nargs == 3 && !strcmp(o.args[0], "render")) {
 		jv vars = jv_parse(o.args[2]);
 
-		s = xg_prompt_render(o.args[1], strlen(o.args[1]), vars);
+		s = xg_prompt_render_peek(o.args[1], strlen(o.args[1]), vars);
 		printf("%s\n", s);
 		free(s);
 		jv_free(vars);

@@ -1,0 +1,24 @@
+#ifndef XG_PROMPT_INTERNAL_H
+#define XG_PROMPT_INTERNAL_H
+/*
+ * Private to lib/prompt/: nothing outside the folder includes this header.
+ *
+ * What the store (variant.c) tells the verbs (verbs.c) about its layout, so
+ * that listing variants and versions needs no path of its own.  Lists of
+ * names are sorted, NULL-terminated, and freed with xg_variant_strings_free.
+ */
+#include <stddef.h>
+
+/* Whether name is the shipped, read-only variant. */
+int xg_variant_is_default(const char *name);
+/* Whether name@version has its directory under the data tree. */
+int xg_variant_stored(const char *name, const char *version);
+/* Whether name has a HEAD file under the data tree. */
+int xg_variant_has_head(const char *name);
+/* The directories under $data/variants that are variant names. */
+char **xg_variant_stored_names(size_t *nr);
+/* The version ids stored for name, in name order. */
+char **xg_variant_stored_versions(const char *name, size_t *nr);
+void xg_variant_strings_free(char **v);
+
+#endif

@@ -1,0 +1,150 @@
+/*
+ * A pack for a request, the top of the prompt folder: which version to
+ * compile (the request's NAME@VERSION, else the conversation's selection,
+ * else the variant's head), loaded from the store (variant.c), compiled
+ * (compile.c), with the notices a person should see about that version,
+ * and pinned to a conversation that has no version yet.
+ */
+#include "xg.h"
+#include "prompt/prompt.h"
+#include "conversation.h"
+
+/* Where the version comes from, for xg_prompt_pack. */
+struct pick {
+	char *name, *version;	/* version NULL: the head */
+	char *head;
+	int from_conversation;	/* the conversation's selection */
+	int pin;		/* the conversation has no selection yet */
+};
+
+static void pick_release(struct pick *pk)
+{
+	free(pk->name);
+	free(pk->version);
+	free(pk->head);
+}
+
+/*
+ * The selection order: the request's NAME@VERSION; else the conversation's
+ * last variant_change (when the request names no variant or the same one);
+ * else the head of the named variant, or of default.
+ */
+static int pick_version(const struct xg_prompt_request *rq, struct pick *pk)
+{
+	char *sel = NULL;
+	int rc = 0;
+
+	memset(pk, 0, sizeof(*pk));
+	if (rq->variant && (rc = xg_variant_parse_ref(rq->variant, &pk->name, &pk->version)))
+		return rc;
+	if (rq->conversation && (rc = xg_variant_selected(rq->conversation, &sel)))
+		return rc;
+	pk->pin = rq->conversation && !sel;
+	if (!pk->version && sel) {
+		char *n, *v;
+
+		if (xg_variant_parse_ref(sel, &n, &v) || !v) {
+			free(n);
+			free(v);
+			xg_error("conversation '%s' selects '%s', which is not NAME@VERSION",
+				 rq->conversation, sel);
+			free(sel);
+			return XG_EX_CONFIG;
+		}
+		if (!pk->name || !strcmp(pk->name, n)) {
+			free(pk->name);
+			pk->name = n;
+			pk->version = v;
+			pk->from_conversation = 1;
+		} else {
+			free(n);
+			free(v);
+		}
+	}
+	free(sel);
+	if (!pk->name)
+		pk->name = xg_strdup(XG_VARIANT_DEFAULT);
+	return rc;
+}
+
+static void add_notice(jv *notices, char *text)
+{
+	*notices = jv_array_append(*notices, xg_prompt_notice(text));
+	free(text);
+}
+
+/* The notices about the version itself: a head that moved since the
+ * conversation pinned its version, a version tuned for another model. */
+static int version_notices(const struct xg_prompt_request *rq, const struct pick *pk,
+			   jv *notices)
+{
+	jv meta;
+	const char *tuned;
+	int rc = xg_variant_meta(pk->name, pk->version, &meta);
+
+	if (rc)
+		return rc;
+	if (pk->from_conversation && pk->head && strcmp(pk->head, pk->version))
+		add_notice(notices, xg_asprintf(
+			"head of variant '%s' moved to %s; this conversation stays on %s@%s",
+			pk->name, pk->head, pk->name, pk->version));
+	tuned = xg_json_string_peek(meta, "tunedFor");
+	if (tuned && rq->model && *rq->model && strcmp(tuned, rq->model))
+		add_notice(notices, xg_asprintf("%s@%s is tuned for %s; this run uses %s",
+						pk->name, pk->version, tuned, rq->model));
+	jv_free(meta);
+	return 0;
+}
+
+int xg_prompt_pack(const struct xg_prompt_request *rq, jv *pack, jv *notices)
+{
+	struct xg_prompt_manifest m;
+	struct xg_prompt_target t;
+	struct pick pk;
+	char *loaded = NULL, *ref = NULL;
+	const char *mode = rq->mode ? rq->mode : "normal";
+	int rc;
+
+	*pack = jv_invalid();
+	memset(&m, 0, sizeof(m));
+	if (!xg_conv_mode_valid(mode)) {
+		xg_error("'%s' " XG_CONV_MODE_BAD, mode);
+		return XG_EX_DATAERR;
+	}
+	if ((rc = pick_version(rq, &pk)))
+		goto out;
+	if ((rc = xg_variant_load(pk.name, pk.version, &m, &loaded, &pk.head))) {
+		/* The selection is state this program wrote: it being gone is a
+		 * broken installation, not bad input. */
+		if (pk.from_conversation && rc == XG_EX_DATAERR) {
+			xg_error("conversation '%s' is on %s@%s, which cannot be found",
+				 rq->conversation, pk.name, pk.version);
+			rc = XG_EX_CONFIG;
+		}
+		goto out;
+	}
+	free(pk.version);
+	pk.version = loaded;
+	if ((rc = version_notices(rq, &pk, notices)))
+		goto out;
+	t.variant = pk.name;
+	t.version = pk.version;
+	t.model = rq->model;
+	t.mode = mode;
+	if ((rc = xg_prompt_compile(&m, &t, pack, notices)))
+		goto out;
+	/* Pin only a version that compiled, so a broken one is not recorded. */
+	if (pk.pin) {
+		ref = xg_asprintf("%s@%s", pk.name, pk.version);
+		rc = xg_variant_select(rq->conversation, ref, "first compile", NULL);
+	}
+out:
+	if (rc) {
+		jv_free(*pack);
+		*pack = jv_invalid();
+	}
+	xg_prompt_manifest_release(&m);
+	pick_release(&pk);
+	free(ref);
+	return rc;
+}
