@@ -18,8 +18,7 @@ static const char *const usage[] = {
 	NULL
 };
 
-enum { OPT_ACCOUNT = 1, OPT_CONVERSATION, OPT_EFFORT, OPT_MODE, OPT_MODEL, OPT_REMOVE,
-       OPT_VERBOSE };
+enum { OPT_ACCOUNT = 1, OPT_CONVERSATION, OPT_EFFORT, OPT_MODE, OPT_MODEL, OPT_REMOVE, OPT_VERBOSE };
 
 static const struct xg_option options[] = {
 	{ OPT_ACCOUNT, 0, "account", "name", "use this account (else XG_ACCOUNT, the account file, default)" },
@@ -37,122 +36,115 @@ static const struct xg_command cmd = {
 	usage, options
 };
 
-/* Whether verb was given with n operands after it. */
-static int is(struct xg_opts *o, const char *verb, int n)
+struct args {
+	struct xg_choices_want want;
+	int remove, verbose;
+	char *account;		/* NULL for start, which finds one per request */
+	struct xg_rec_writer w;
+};
+
+static int models(struct xg_opts *o, void *ctx)
 {
-	if (strcmp(o->args[0], verb))
-		return 0;
-	if (o->nargs != n + 1)
-		xg_usage_error(&cmd, "'%s' takes %s", verb, n ? "one operand" : "no operands");
-	return 1;
+	struct args *a = ctx;
+
+	return xg_catalog_write_models(a->account, &a->w);
 }
+
+static int accounts(struct xg_opts *o, void *ctx)
+{
+	struct args *a = ctx;
+
+	return xg_account_write_list(a->account, &a->w);
+}
+
+static int auth(struct xg_opts *o, void *ctx)
+{
+	struct args *a = ctx;
+
+	return xg_account_auth(a->account, o->args[1], a->remove);
+}
+
+static int set(struct xg_opts *o, void *ctx)
+{
+	struct args *a = ctx;
+
+	if (!a->want.mode || !a->want.model)
+		xg_usage_error(&cmd, "'set' needs --mode and --model");
+	return xg_choices_set(a->account, a->want.mode, a->want.model, a->want.effort);
+}
+
+static int get(struct xg_opts *o, void *ctx)
+{
+	struct args *a = ctx;
+
+	return xg_choices_write_saved(a->account, a->want.mode, &a->w);
+}
+
+static int resolve(struct xg_opts *o, void *ctx)
+{
+	struct args *a = ctx;
+
+	return xg_choices_write_resolved(a->account, a->want.mode, a->verbose, &a->w);
+}
+
+static int start(struct xg_opts *o, void *ctx)
+{
+	struct args *a = ctx;
+
+	return xg_choices_filter(&a->want, a->verbose, xg_stdin_readable() ? 0 : -1, &a->w);
+}
+
+static const struct xg_verb verbs[] = {
+	{ "models", 0, 0, models },
+	{ "accounts", 0, 0, accounts },
+	{ "auth", 1, 1, auth },
+	{ "set", 0, 0, set },
+	{ "get", 0, 0, get },
+	{ "resolve", 0, 0, resolve },
+	{ "start", 0, 0, start },
+	{ 0 }
+};
 
 int main(int argc, char **argv)
 {
-	struct xg_choices_want want = { 0 };
-	struct xg_rec_writer w;
-	struct xg_rec_reader r;
-	struct xg_choices c;
+	struct args a = { 0 };
 	struct xg_opts o;
-	const char *arg, *mode;
-	char *account = NULL, *key;
-	int id, rc, remove = 0, verbose = 0;
+	const char *arg;
+	int id, rc = 0;
 
 	xg_prog_init("xg-choices");
 	xg_opt_init(&o, &cmd, argc, argv);
 	while ((id = xg_opt_next(&o, &arg)) != -1) {
 		switch (id) {
-		case OPT_ACCOUNT: want.account = arg; break;
-		case OPT_CONVERSATION: want.conversation = arg; break;
-		case OPT_EFFORT: want.effort = arg; break;
-		case OPT_MODE: want.mode = arg; break;
-		case OPT_MODEL: want.model = arg; break;
-		case OPT_REMOVE: remove = 1; break;
-		case OPT_VERBOSE: verbose = 1; break;
+		case OPT_ACCOUNT: a.want.account = arg; break;
+		case OPT_CONVERSATION: a.want.conversation = arg; break;
+		case OPT_EFFORT: a.want.effort = arg; break;
+		case OPT_MODE: a.want.mode = arg; break;
+		case OPT_MODEL: a.want.model = arg; break;
+		case OPT_REMOVE: a.remove = 1; break;
+		case OPT_VERBOSE: a.verbose = 1; break;
 		}
 	}
-	if (o.nargs < 1)
-		xg_usage_error(&cmd, "a command is needed: models, accounts, auth, set, get, "
-			       "resolve or start");
-	if (want.mode && !xg_conv_mode_valid(want.mode))
-		xg_usage_error(&cmd, "'%s' " XG_CONV_MODE_BAD, want.mode);
-	if (want.account && !xg_account_name_valid(want.account))
-		xg_usage_error(&cmd, "'%s' " XG_ACCOUNT_NAME_BAD, want.account);
-	if (want.conversation && !xg_conv_id_valid(want.conversation))
-		xg_usage_error(&cmd, "'%s' " XG_CONV_ID_BAD, want.conversation);
-	if (want.conversation && strcmp(o.args[0], "start"))
-		xg_usage_error(&cmd, "--conversation is for 'start'");
-	if (remove && strcmp(o.args[0], "auth"))
-		xg_usage_error(&cmd, "--remove is for 'auth'");
-	mode = want.mode ? want.mode : "normal";
-	xg_rec_writer_init(&w, stdout);
-
-	/* start finds its account per request; the others use one. */
-	if (strcmp(o.args[0], "start") &&
-	    (rc = xg_account_current(want.account, "--account", &account, NULL))) {
-		xg_opt_release(&o);
-		return xg_prog_exit(rc);
+	/* Options and account come before the verb: a bad one is named first. */
+	if (o.nargs > 0) {
+		if (a.want.mode && !xg_conv_mode_valid(a.want.mode))
+			xg_usage_error(&cmd, "'%s' " XG_CONV_MODE_BAD, a.want.mode);
+		if (a.want.account && !xg_account_name_valid(a.want.account))
+			xg_usage_error(&cmd, "'%s' " XG_ACCOUNT_NAME_BAD, a.want.account);
+		if (a.want.conversation && !xg_conv_id_valid(a.want.conversation))
+			xg_usage_error(&cmd, "'%s' " XG_CONV_ID_BAD, a.want.conversation);
+		if (a.want.conversation && strcmp(o.args[0], "start"))
+			xg_usage_error(&cmd, "--conversation is for 'start'");
+		if (a.remove && strcmp(o.args[0], "auth"))
+			xg_usage_error(&cmd, "--remove is for 'auth'");
+		if (strcmp(o.args[0], "start"))
+			rc = xg_account_current(a.want.account, "--account", &a.account, NULL);
 	}
-
-	if (is(&o, "models", 0)) {
-		rc = xg_choices_write_models(account, &w);
-	} else if (is(&o, "accounts", 0)) {
-		rc = xg_choices_write_accounts(account, &w);
-	} else if (is(&o, "auth", 1)) {
-		struct xg_catalog cat;
-		if ((rc = xg_catalog_load(&cat)) == 0 &&
-		    !jv_is_valid(xg_catalog_provider_peek(&cat, o.args[1]))) {
-			xg_error("provider '%s' is not in the model catalog", o.args[1]);
-			rc = XG_EX_CONFIG;
-		}
-		xg_catalog_release(&cat);
-		if (rc == 0 && remove) {
-			rc = xg_account_remove_key(account, o.args[1]);
-		} else if (rc == 0) {
-			if (!xg_stdin_readable())
-				xg_die(XG_EX_USAGE, "the key is read from standard input, which is "
-				       "a terminal or closed; pipe it in, e.g. 'xg-choices auth %s "
-				       "< keyfile'", o.args[1]);
-			if ((rc = xg_account_read_key(0, &key)) == 0) {
-				rc = xg_account_store_key(account, o.args[1], key);
-				memset(key, 0, strlen(key));
-				free(key);
-			}
-		}
-	} else if (is(&o, "set", 0)) {
-		if (!want.mode || !want.model)
-			xg_usage_error(&cmd, "'set' needs --mode and --model");
-		if ((rc = xg_choices_init(&c, verbose)) == 0)
-			rc = xg_choices_set(&c, account, want.mode, want.model, want.effort);
-		xg_choices_release(&c);
-	} else if (is(&o, "get", 0)) {
-		rc = xg_choices_write_saved(account, want.mode, &w);
-	} else if (is(&o, "resolve", 0)) {
-		char *notice = NULL;
-		jv model;
-		if ((rc = xg_choices_init(&c, verbose)) == 0) {
-			rc = xg_choices_resolve(&c, account, mode, &model, &notice);
-			if (notice)
-				xg_warn("%s", notice);
-			if (xg_rec_write(&w, model) < 0)
-				rc = XG_EX_IOERR;
-			free(notice);
-		}
-		xg_choices_release(&c);
-	} else if (is(&o, "start", 0)) {
-		int readable = xg_stdin_readable();
-		if (readable)
-			xg_rec_reader_init(&r, 0, "standard input");
-		rc = xg_choices_init(&c, verbose);
-		rc = xg_choices_filter(&c, rc, &want, readable ? &r : NULL, &w);
-		if (readable)
-			xg_rec_reader_release(&r);
-		xg_choices_release(&c);
-	} else {
-		xg_usage_error(&cmd, "unknown command '%s'", o.args[0]);
-	}
-	free(account);
-	xg_rec_writer_release(&w);
+	xg_rec_writer_init(&a.w, stdout);
+	if (rc == 0)
+		rc = xg_opt_verb(&o, verbs)->run(&o, &a);
+	free(a.account);
+	xg_rec_writer_release(&a.w);
 	xg_opt_release(&o);
 	return xg_prog_exit(rc);
 }

@@ -1,3 +1,16 @@
+/*
+ * Accounts and their keys (man 5 xg-config).
+ *
+ * An account is a directory $config/accounts/NAME; this file finds the
+ * current one (xg_account_current), lists them (the accounts verb), and
+ * keeps their keys in auth.json.  Keys are read lazily, once per
+ * struct xg_account_keys, from a file that must be private: read_auth
+ * refuses one that group or others may read, and never shows its text in
+ * a message.  Writes of auth.json go through update_auth, under the
+ * account's lock for the file, atomically, mode 0600; xg_account_auth is
+ * the auth verb built on it.  A buffer that held a key is cleared before it
+ * is freed.
+ */
 #include "xg.h"
 #include "choices/choices.h"
 #include "jsonfile.h"
@@ -134,6 +147,33 @@ jv xg_account_list(void)
 	return out;
 }
 
+static jv account_record(const char *name, int current)
+{
+	jv rec = xg_json_set(xg_rec_new("account"), "name", jv_string(name));
+
+	return xg_json_set(rec, "current", current ? jv_true() : jv_false());
+}
+
+int xg_account_write_list(const char *current, struct xg_rec_writer *w)
+{
+	jv names = xg_account_list();
+	int i, n = xg_json_length_peek(names), seen = 0, rc = 0;
+
+	for (i = 0; i < n && rc == 0; i++) {
+		jv name = jv_array_get(jv_copy(names), i);
+		int cur = !strcmp(jv_string_value(name), current);
+
+		seen |= cur;
+		if (xg_rec_write(w, account_record(jv_string_value(name), cur)) < 0)
+			rc = XG_EX_IOERR;
+		jv_free(name);
+	}
+	if (!seen && rc == 0 && xg_rec_write(w, account_record(current, 1)) < 0)
+		rc = XG_EX_IOERR;
+	jv_free(names);
+	return rc;
+}
+
 void xg_account_keys_init(struct xg_account_keys *k, const char *account)
 {
 	memset(k, 0, sizeof(*k));
@@ -152,6 +192,42 @@ void xg_account_keys_release(struct xg_account_keys *k)
 }
 
 /*
+ * Opens auth.json at path for reading, refusing one that group or others
+ * may use: 0 with *fd the descriptor, or -1 when there is no file; else an
+ * exit code after reporting.
+ */
+static int open_auth(const char *path, int *fd)
+{
+	struct stat st;
+
+	*fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (*fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		xg_error_errno("cannot open '%s'", path);
+		return errno == EACCES || errno == ELOOP ? XG_EX_NOPERM : XG_EX_IOERR;
+	}
+	if (fstat(*fd, &st) < 0) {
+		xg_error_errno("cannot stat '%s'", path);
+		close(*fd);
+		return XG_EX_IOERR;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(*fd);
+		xg_error("'%s' is not a regular file", path);
+		return XG_EX_CONFIG;
+	}
+	if (st.st_mode & 077) {
+		close(*fd);
+		xg_error("'%s' is readable by group or others (mode %04o), so it is not used: "
+			 "it holds keys; make it private with 'chmod 600 %s' (and rotate the keys "
+			 "if others may have read them)", path, (unsigned)(st.st_mode & 07777), path);
+		return XG_EX_NOPERM;
+	}
+	return 0;
+}
+
+/*
  * Reads auth.json at path into *keys ({} when it does not exist), refusing
  * one that group or others may use.  0 or an exit code after reporting.  A
  * parse error names the line only: the text may hold keys.
@@ -159,35 +235,12 @@ void xg_account_keys_release(struct xg_account_keys *k)
 static int read_auth(const char *path, jv *keys)
 {
 	struct xg_buf b = XG_BUF_INIT(1 << 20);
-	struct stat st;
-	int fd, rc = 0;
+	int fd, rc;
 	jv v;
 
 	*keys = jv_object();
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		xg_error_errno("cannot open '%s'", path);
-		return errno == EACCES || errno == ELOOP ? XG_EX_NOPERM : XG_EX_IOERR;
-	}
-	if (fstat(fd, &st) < 0) {
-		xg_error_errno("cannot stat '%s'", path);
-		close(fd);
-		return XG_EX_IOERR;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		xg_error("'%s' is not a regular file", path);
-		return XG_EX_CONFIG;
-	}
-	if (st.st_mode & 077) {
-		close(fd);
-		xg_error("'%s' is readable by group or others (mode %04o), so it is not used: "
-			 "it holds keys; make it private with 'chmod 600 %s' (and rotate the keys "
-			 "if others may have read them)", path, (unsigned)(st.st_mode & 07777), path);
-		return XG_EX_NOPERM;
-	}
+	if ((rc = open_auth(path, &fd)) || fd < 0)
+		return rc;
 	if (xg_read_fd(fd, &b) < 0) {
 		xg_error_errno("cannot read '%s'", path);
 		close(fd);
@@ -230,77 +283,73 @@ static int load_keys(struct xg_account_keys *k)
 	return k->status == 1 ? 0 : -1;
 }
 
-static const char *key_env(jv provider)
+/*
+ * Where provider's key is (provider only looked at): 1 with *how "env" or
+ * "auth.json" and *val the key, borrowed from the environment or from k,
+ * or with *how "none" and *val NULL for a provider that needs no key; 0
+ * when there is none; -1 when auth.json cannot be read.
+ */
+static int find_key(struct xg_account_keys *k, const char *name, jv provider,
+		    const char **val, const char **how)
 {
 	const char *env = xg_json_string_peek(provider, "key_env");
 
-	return env && *env ? env : NULL;
-}
-
-int xg_account_authenticated(struct xg_account_keys *k, const char *name, jv provider,
-			     const char **how)
-{
-	const char *env = key_env(provider), *val;
-	const char *dummy;
-
-	if (!how)
-		how = &dummy;
+	*val = NULL;
 	*how = NULL;
-	if (!env) {
+	if (!env || !*env) {
 		*how = "none";
 		return 1;
 	}
-	if ((val = getenv(env)) && *val) {
+	if ((*val = getenv(env)) && **val) {
 		*how = "env";
 		return 1;
 	}
+	*val = NULL;
 	if (load_keys(k) < 0)
 		return -1;
-	if (xg_json_string_peek(xg_json_get_peek(k->keys, name), "key")) {
+	if ((*val = xg_json_string_peek(xg_json_get_peek(k->keys, name), "key"))) {
 		*how = "auth.json";
 		return 1;
 	}
 	return 0;
 }
 
-int xg_account_key(struct xg_account_keys *k, const char *name, jv provider, char **key)
+int xg_account_authenticated_peek(struct xg_account_keys *k, const char *name, jv provider,
+				  const char **how)
 {
-	const char *env = key_env(provider), *val;
+	const char *val, *dummy;
 
-	*key = NULL;
-	if (!env)
-		return 0;
-	if ((val = getenv(env)) && *val) {
-		*key = xg_strdup(val);
-		return 1;
-	}
-	if (load_keys(k) < 0)
-		return -1;
-	if ((val = xg_json_string_peek(xg_json_get_peek(k->keys, name), "key"))) {
-		*key = xg_strdup(val);
-		return 1;
-	}
-	return 0;
+	return find_key(k, name, provider, &val, how ? how : &dummy);
 }
 
-int xg_account_lock(const char *account, const char *file)
+int xg_account_key(struct xg_account_keys *k, const char *name, jv provider, char **key)
+{
+	const char *val, *how;
+	int got = find_key(k, name, provider, &val, &how);
+
+	*key = got > 0 && val ? xg_strdup(val) : NULL;
+	jv_free(provider);
+	return got < 0 ? -1 : *key != NULL;
+}
+
+int xg_account_lock(const char *account, const char *file, int *fd)
 {
 	char *dir = xg_account_path(account, NULL);
 	char *name = xg_asprintf("%s.lock", file);
 	char *lock = xg_account_path(account, name);
-	int fd = -XG_EX_IOERR;
+	int rc = XG_EX_IOERR;
 
 	/* The lock is a file of its own: the data file is replaced by rename,
 	 * so a lock on it would not be seen by the next writer. */
+	*fd = -1;
 	if (xg_mkdir_p(dir, 0700) == 0) {
-		fd = xg_lock_file(lock, O_RDWR | O_CREAT, xg_lock_timeout_ms());
-		if (fd < 0)
-			fd = -xg_exit_for_errno(errno);
+		*fd = xg_lock_file(lock, O_RDWR | O_CREAT, xg_lock_timeout_ms());
+		rc = *fd < 0 ? xg_exit_for_errno(errno) : 0;
 	}
 	free(dir);
 	free(name);
 	free(lock);
-	return fd;
+	return rc;
 }
 
 /* Rewrites auth.json under its lock with key set (or removed when NULL). */
@@ -312,11 +361,8 @@ static int update_auth(const char *account, const char *provider, const char *ke
 	jv keys = jv_null();
 	int fd, rc;
 
-	fd = xg_account_lock(account, "auth.json");
-	if (fd < 0) {
-		rc = -fd;
+	if ((rc = xg_account_lock(account, "auth.json", &fd)))
 		goto out;
-	}
 	if ((rc = read_auth(path, &keys)))
 		goto out;
 	if (key) {
@@ -394,5 +440,33 @@ out:
 	if (b.alloc)
 		memset(b.buf, 0, b.alloc);
 	xg_buf_release(&b);
+	return rc;
+}
+
+int xg_account_auth(const char *account, const char *provider, int remove)
+{
+	struct xg_catalog cat;
+	char *key;
+	int rc = xg_catalog_load(&cat);
+
+	if (rc == 0 && !jv_is_valid(xg_catalog_provider_peek(&cat, provider))) {
+		xg_error("provider '%s' is not in the model catalog", provider);
+		rc = XG_EX_CONFIG;
+	}
+	xg_catalog_release(&cat);
+	if (rc || remove)
+		return rc ? rc : xg_account_remove_key(account, provider);
+	/* A key never comes from the command line, where others can see it,
+	 * nor from a terminal, where it would show as it is typed. */
+	if (!xg_stdin_readable()) {
+		xg_error("the key is read from standard input, which is a terminal or closed; "
+			 "pipe it in, e.g. 'xg-choices auth %s < keyfile'", provider);
+		return XG_EX_USAGE;
+	}
+	if ((rc = xg_account_read_key(0, &key)))
+		return rc;
+	rc = xg_account_store_key(account, provider, key);
+	memset(key, 0, strlen(key));
+	free(key);
 	return rc;
 }

@@ -1,3 +1,16 @@
+/*
+ * The model catalog: the shipped $share/models.json with the user's
+ * $config/models.json merged over it, checked, and flattened into one
+ * entry per model (man 5 xg-config).
+ *
+ * Loading reads both files (xg_catalog_load), merges the user's providers
+ * and models over the shipped ones field by field, null removing one
+ * (merge_providers), then checks every provider and model and builds
+ * cat->providers and cat->models (flatten), blaming the file that named
+ * what is wrong.  After it, the lookups (xg_catalog_model_peek and the
+ * effort helpers) trust the entries.  xg_catalog_write_models is the models
+ * verb: the catalog as records, with the account's authentication.
+ */
 #include "xg.h"
 #include "choices/choices.h"
 #include "jsonfile.h"
@@ -165,7 +178,7 @@ static int check_model(const char *file, const char *prov, const char *name, jv 
 		return xg_error("'%s': model '%s/%s': 'default_effort' must be null for a model "
 				"that accepts no effort", file, prov, name);
 	if (len > 0 && (jv_get_kind(def) != JV_KIND_STRING ||
-			!xg_catalog_accepts_effort(m, jv_string_value(def))))
+			!xg_catalog_accepts_effort_peek(m, jv_string_value(def))))
 		return xg_error("'%s': model '%s/%s': 'default_effort' must be one of its "
 				"'efforts'", file, prov, name);
 	return 0;
@@ -208,7 +221,8 @@ static int check_provider(const char *file, const char *name, jv p)
 	return 0;
 }
 
-/* Copies p's field key to prov when it is there and not null. */
+/* Copies p's field key to prov when it is there and not null; consumes
+ * prov, only looks at p. */
 static jv optional(jv prov, jv p, const char *key)
 {
 	jv v = xg_json_get_peek(p, key);
@@ -218,8 +232,8 @@ static jv optional(jv prov, jv p, const char *key)
 	return prov;
 }
 
-/* The entry of model mname of provider pn, as xg_catalog_model_peek
- * gives it; consumes mname. */
+/* The entry of model mname of provider pname, as xg_catalog_model_peek
+ * gives it; consumes pname and mname, only looks at prov and m. */
 static jv model_entry(const char *id, jv pname, jv prov, jv mname, jv m)
 {
 	jv rec = jv_object(), def = xg_json_get_peek(m, "default_effort");
@@ -239,7 +253,7 @@ static jv model_entry(const char *id, jv pname, jv prov, jv mname, jv m)
 }
 
 /* Checks a provider's models and adds them to cat->models; consumes
- * models. */
+ * models, only looks at pname and prov. */
 static int add_models(struct xg_catalog *cat, const char *file, jv pname, jv prov, jv models)
 {
 	const char *pn = jv_string_value(pname);
@@ -266,7 +280,7 @@ static int add_models(struct xg_catalog *cat, const char *file, jv pname, jv pro
 }
 
 /* Checks the merged providers and flattens them into cat->models and
- * cat->providers; consumes providers. */
+ * cat->providers; consumes providers, only looks at user. */
 static int flatten(struct xg_catalog *cat, jv providers, jv user)
 {
 	int rc = 0;
@@ -366,7 +380,7 @@ jv xg_catalog_provider_peek(const struct xg_catalog *cat, const char *name)
 	return name ? xg_json_get_peek(cat->providers, name) : jv_invalid();
 }
 
-int xg_catalog_accepts_effort(jv model, const char *effort)
+int xg_catalog_accepts_effort_peek(jv model, const char *effort)
 {
 	jv efforts = xg_json_get_peek(model, "efforts");
 	int i, len = xg_json_length_peek(efforts), found = 0;
@@ -398,5 +412,43 @@ char *xg_catalog_efforts_text(jv model)
 	}
 	if (b.len == 0)
 		xg_buf_addstr(&b, "none");
+	jv_free(model);
 	return xg_buf_detach(&b, NULL);
+}
+
+int xg_catalog_write_models(const char *account, struct xg_rec_writer *w)
+{
+	struct xg_catalog cat;
+	struct xg_account_keys keys;
+	int rc, it;
+
+	if ((rc = xg_catalog_load(&cat)))
+		return rc;
+	xg_account_keys_init(&keys, account);
+	for (it = jv_object_iter(cat.models); rc == 0 && jv_object_iter_valid(cat.models, it);
+	     it = jv_object_iter_next(cat.models, it)) {
+		jv m = jv_object_iter_value(cat.models, it);
+		const char *prov = xg_json_string_peek(m, "provider"), *how = NULL;
+		int r = xg_account_authenticated_peek(&keys, prov,
+						      xg_catalog_provider_peek(&cat, prov), &how);
+		jv rec = xg_rec_new("catalog_model");
+
+		if (r < 0) {
+			rc = keys.status;
+			jv_free(m);
+			jv_free(rec);
+			break;
+		}
+		jv_object_foreach(m, k, v)
+			rec = jv_object_set(rec, k, v);
+		rec = xg_json_set(rec, "account", jv_string(account));
+		rec = xg_json_set(rec, "authenticated", r ? jv_true() : jv_false());
+		rec = xg_json_set(rec, "auth", how ? jv_string(how) : jv_null());
+		if (xg_rec_write(w, rec) < 0)
+			rc = XG_EX_IOERR;
+		jv_free(m);
+	}
+	xg_account_keys_release(&keys);
+	xg_catalog_release(&cat);
+	return rc;
 }

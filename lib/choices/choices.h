@@ -3,9 +3,14 @@
 /*
  * The choices subsystem, xg_choices_, xg_account_, xg_catalog_: accounts and
  * their keys, the model catalog, saved model choices and the start model of a
- * conversation.  Its one public header.
+ * conversation.  Its one public header.  Each verb of xg-choices is one call
+ * here (xg_catalog_write_models, xg_account_write_list, xg_account_auth,
+ * xg_choices_set, xg_choices_write_saved, xg_choices_write_resolved,
+ * xg_choices_filter), so its main only parses and dispatches.
  */
 #include "json.h"
+
+struct xg_rec_writer;
 
 /*
  * Accounts and their credentials (man 5 xg-config).
@@ -37,12 +42,15 @@ int xg_account_current(const char *explicit, const char *source, char **name,
 /* $config/accounts/NAME/FILE (FILE may be NULL); the caller frees it. */
 char *xg_account_path(const char *account, const char *file);
 /* Makes the account's directory and locks its file (FILE.lock beside it,
- * as long as the lock timeout allows): the descriptor holding the lock, or
- * -XG_EX_TEMPFAIL (held too long by another) or -XG_EX_IOERR after a
- * message. */
-int xg_account_lock(const char *account, const char *file);
+ * as long as the lock timeout allows): 0 and *fd the descriptor holding the
+ * lock, or 75 (held too long by another) or 74 after a message, with *fd
+ * -1. */
+int xg_account_lock(const char *account, const char *file, int *fd);
 /* The names of the accounts that have a directory, sorted (a jv array). */
 jv xg_account_list(void);
+/* The accounts verb: an account record per account directory, and one for
+ * current when it has none. */
+int xg_account_write_list(const char *current, struct xg_rec_writer *w);
 
 /* An account's keys, read from auth.json when first needed. */
 struct xg_account_keys {
@@ -56,18 +64,21 @@ void xg_account_keys_init(struct xg_account_keys *k, const char *account);
 void xg_account_keys_release(struct xg_account_keys *k);
 
 /*
- * Whether provider (its catalog entry, with key_env) is authenticated for
- * the account: 1 (and *how, when not NULL, "env", "auth.json" or "none"),
- * 0 when it is not, -1 when auth.json had to be read and could not be
- * (reported once; k->status holds the exit code, 77 or 78 or 74).
+ * Whether provider (its catalog entry, with key_env; only looked at) is
+ * authenticated for the account: 1 (and *how, when not NULL, "env",
+ * "auth.json" or "none"), 0 when it is not, -1 when auth.json had to be
+ * read and could not be (reported once; k->status holds the exit code, 77
+ * or 78 or 74).
  */
-int xg_account_authenticated(struct xg_account_keys *k, const char *name, jv provider,
-			     const char **how);
+int xg_account_authenticated_peek(struct xg_account_keys *k, const char *name, jv provider,
+				  const char **how);
 
 /*
- * The key for provider: from its key variable, else auth.json.  1 and *key
- * set (the caller frees it, ideally after clearing it), 0 when there is none
- * (or the provider needs none), -1 as above.
+ * The key for provider (consumed): from its key variable, else auth.json.
+ * 1 and *key set (the caller frees it, ideally after clearing it), 0 when
+ * there is none (or the provider needs none), -1 as above.  It consumes
+ * provider rather than peek at it because *key is the caller's own, not
+ * borrowed, as a _peek's answer would be.
  */
 int xg_account_key(struct xg_account_keys *k, const char *name, jv provider, char **key);
 
@@ -84,6 +95,14 @@ int xg_account_remove_key(const char *account, const char *provider);
  * too long or holds a space or a control character is refused (exit 65,
  * with a message that does not show it).  0 and *key set, or the exit code. */
 int xg_account_read_key(int fd, char **key);
+
+/*
+ * The auth verb: checks that the catalog has provider (78 if not), then
+ * removes its stored key (remove set), or stores the key read from standard
+ * input, which must not be a terminal or closed (2).  0, or an exit code
+ * after reporting.
+ */
+int xg_account_auth(const char *account, const char *provider, int remove);
 
 /*
  * The model catalog: the shipped $share/models.json with the user's
@@ -128,14 +147,19 @@ jv xg_catalog_model_peek(const struct xg_catalog *cat, const char *id);
 jv xg_catalog_provider_peek(const struct xg_catalog *cat, const char *name);
 
 /* Whether the model accepts effort (a string). */
-int xg_catalog_accepts_effort(jv model, const char *effort);
+int xg_catalog_accepts_effort_peek(jv model, const char *effort);
 /* The model's default effort, or NULL for a model that takes none. */
 const char *xg_catalog_default_effort_peek(jv model);
-/* "low, medium, high" (or "none") for messages; the caller frees it. */
+/* "low, medium, high" (or "none") for messages, from model (consumed); the
+ * caller frees it. */
 char *xg_catalog_efforts_text(jv model);
 
 /* Whether s has the form PROVIDER/MODEL. */
 int xg_catalog_id_valid(const char *s);
+
+/* The models verb: a catalog_model record per offered model, saying
+ * whether account is authenticated for its provider, and how. */
+int xg_catalog_write_models(const char *account, struct xg_rec_writer *w);
 
 /*
  * An account's saved model choices, and the start model of a conversation
@@ -168,15 +192,18 @@ struct xg_choices {
 int xg_choices_init(struct xg_choices *c, int verbose);
 void xg_choices_release(struct xg_choices *c);
 
-
 /* The account's choices.json as an object ({} when there is none), checked;
  * 0, or 78 naming the file (and the line of a parse error). */
 int xg_choices_load(const char *account, jv *choices);
 
-/* Saves model (checked against the catalog) and effort (NULL for none;
- * checked against the model) for mode, with updatedAt now. */
-int xg_choices_set(struct xg_choices *c, const char *account, const char *mode,
-		   const char *model, const char *effort);
+/* The set verb: saves model (checked against the catalog, which it loads)
+ * and effort (NULL for none; checked against the model) for mode, with
+ * updatedAt now. */
+int xg_choices_set(const char *account, const char *mode, const char *model,
+		   const char *effort);
+/* The get verb: a choice record per saved mode (only mode's when not NULL:
+ * exit 1 when it has none). */
+int xg_choices_write_saved(const char *account, const char *mode, struct xg_rec_writer *w);
 
 /*
  * The model record for mode's resolution ("source": "mode").  On success
@@ -186,6 +213,10 @@ int xg_choices_set(struct xg_choices *c, const char *account, const char *mode,
  */
 int xg_choices_resolve(struct xg_choices *c, const char *account, const char *mode,
 		       jv *model, char **notice);
+/* The resolve verb: loads the catalog, resolves mode (NULL: normal) and
+ * writes the model record to w, its notice to stderr. */
+int xg_choices_write_resolved(const char *account, const char *mode, int verbose,
+			      struct xg_rec_writer *w);
 
 /* What a caller of xg_choices_start asks for; each field may be NULL, and
  * then the request's field (or the default) is used. */
@@ -210,26 +241,15 @@ struct xg_choices_want {
 int xg_choices_start(struct xg_choices *c, const struct xg_choices_want *w, jv request,
 		     jv *records);
 
-/* ---- the commands of xg-choices, as library calls ---- */
-struct xg_rec_reader;
-struct xg_rec_writer;
-
-/* A catalog_model record per offered model, saying whether account is
- * authenticated for its provider. */
-int xg_choices_write_models(const char *account, struct xg_rec_writer *w);
-/* An account record per account directory, and for current. */
-int xg_choices_write_accounts(const char *current, struct xg_rec_writer *w);
-/* A choice record per saved mode (only mode's when not NULL: exit 1 when
- * it has none). */
-int xg_choices_write_saved(const char *account, const char *mode, struct xg_rec_writer *w);
 /*
- * The start filter: passes every record of r (which may be NULL, for no
- * input) to w, writing each request's notices and model record right after
- * it, or one model record at the end when no request came.  init_rc is
- * xg_choices_init's: when it failed, each model record has "id": null.
- * Returns the first failure's exit code, 0 when every start succeeded.
+ * The start stage: loads the catalog, then passes every record read from fd
+ * (standard input; -1 for no input) to w, writing each request's notices
+ * and model record right after it, or one model record at the end when no
+ * request came.  When the catalog cannot be read each model record has
+ * "id": null.  Returns the first failure's exit code, 74 when w cannot be
+ * written, 0 when every start succeeded.
  */
-int xg_choices_filter(struct xg_choices *c, int init_rc, const struct xg_choices_want *want,
-		      struct xg_rec_reader *r, struct xg_rec_writer *w);
+int xg_choices_filter(const struct xg_choices_want *want, int verbose, int fd,
+		      struct xg_rec_writer *w);
 
 #endif

@@ -221,7 +221,7 @@ static int open_provider(struct run *r)
 	if (xg_account_current(aname, "the request", &account, NULL))
 		return xg_run_fail(r, XG_EX_CONFIG, "no usable account");
 	xg_account_keys_init(&keys, account);
-	got = xg_account_key(&keys, pname, prov, &key);
+	got = xg_account_key(&keys, pname, jv_copy(prov), &key);
 	if (got < 0) {
 		xg_account_keys_release(&keys);
 		free(account);

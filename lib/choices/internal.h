@@ -1,0 +1,61 @@
+#ifndef XG_CHOICES_INTERNAL_H
+#define XG_CHOICES_INTERNAL_H
+/*
+ * Private to lib/choices/: nothing outside the folder includes this header.
+ * What resolve.c, start.c and filter.c share: the resolver, which holds one
+ * account's keys and saved choices while a model is decided for it, and the
+ * model records they all write (made in choices.c).
+ */
+#include "choices/choices.h"
+
+/* A saved choice in the order resolution tries them; defined in resolve.c. */
+struct xg_choices_cand;
+
+/* What resolution for one account works with. */
+struct xg_choices_resolver {
+	struct xg_choices *c;
+	const char *account;
+	struct xg_account_keys keys;
+	jv choices;		/* the account's choices.json */
+	struct xg_choices_cand *cands;	/* mode's first, normal's, then newest first */
+	size_t ncands;
+	jv skipped;		/* [{mode, id, reason}]: what -v shows */
+};
+
+/* Reads the account's choices and orders them for mode (NULL: normal).  0,
+ * or the exit code of a choices.json that cannot be used; release the
+ * resolver either way. */
+int xg_choices_resolver_init(struct xg_choices_resolver *x, struct xg_choices *c,
+			     const char *account, const char *mode);
+void xg_choices_resolver_release(struct xg_choices_resolver *x);
+
+/*
+ * Whether model id can be used by the account: 1; 0 with *why saying why
+ * not and *code the exit code that goes with it; -1 with *why and *code set
+ * when auth.json was refused.  The caller frees *why.
+ */
+int xg_choices_resolve_usable(struct xg_choices_resolver *x, const char *id, char **why,
+			      int *code);
+/* The effort for model id (which the catalog offers): the first effort of
+ * the candidates from index from on that it accepts, else its default (null
+ * for a model that takes none).  *src names where it came from: a mode, or
+ * "default". */
+jv xg_choices_resolve_effort(struct xg_choices_resolver *x, const char *id, size_t from,
+			     const char **src);
+/*
+ * Resolves mode into *out, a model record with source.  *notice is set (the
+ * caller frees it) when the catalog's first usable model had to be used.
+ * 0, or an exit code after reporting, and then *out has "id": null.
+ */
+int xg_choices_resolve_mode(struct xg_choices_resolver *x, const char *mode,
+			    const char *source, jv *out, char **notice);
+
+/* A model record for catalog entry m at effort; consumes both. */
+jv xg_choices_model_record(jv m, jv effort, const char *source, const char *account,
+			   const char *mode);
+/* The model record for no usable model: "id": null and the reason
+ * (account may be NULL). */
+jv xg_choices_null_record(const char *source, const char *account, const char *mode,
+			  const char *reason);
+
+#endif
