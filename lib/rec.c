@@ -217,12 +217,6 @@ jv xg_rec_new(const char *type)
 	return xg_json_set(jv_object(), "type", jv_string(type));
 }
 
-static int filter_write_error(void)
-{
-	xg_error_errno("cannot write standard output");
-	return XG_EX_IOERR;
-}
-
 int xg_rec_filter(struct xg_rec_reader *r, struct xg_rec_writer *w, const char *type,
 		  xg_rec_filter_fn fn, void *ctx)
 {
@@ -233,7 +227,7 @@ int xg_rec_filter(struct xg_rec_reader *r, struct xg_rec_writer *w, const char *
 		int match = !type || (rec.type && !strcmp(rec.type, type));
 
 		if (w && (xg_rec_pass(w, &rec) < 0 || (type && match && fflush(w->fp) == EOF)))
-			rc = filter_write_error();
+			rc = XG_EX_IOERR;
 		else if (match && (seen = 1))
 			rc = fn(&rec, ctx);
 		xg_rec_release(&rec);

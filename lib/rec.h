@@ -80,8 +80,9 @@ int xg_rec_pass(struct xg_rec_writer *w, const struct xg_rec *rec);
  * of that type came (r NULL: no input), fn is called once at the end with
  * rec NULL.  fn returns 0 to go on, or a code that stops the reading and
  * that xg_rec_filter returns.  A record that cannot be read is fatal (exit
- * 65, or 74 for a read error), as with xg_rec_next_or_die; a write error is
- * reported and is exit 74.
+ * 65, or 74 for a read error), as with xg_rec_next_or_die; a write error
+ * stops it with XG_EX_IOERR, not reported here: xg_prog_exit reports a
+ * standard output that failed, once.
  */
 typedef int (*xg_rec_filter_fn)(const struct xg_rec *rec, void *ctx);
 int xg_rec_filter(struct xg_rec_reader *r, struct xg_rec_writer *w, const char *type,

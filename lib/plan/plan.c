@@ -662,7 +662,7 @@ size_t xg_plan_records_reply(struct xg_rec_reader *r, struct xg_rec_writer *w,
 	struct reply_scan s = { r->name, reply, 0, 0 };
 
 	if (xg_rec_filter(r, w, NULL, take_reply, &s))
-		exit(XG_EX_IOERR);	/* the write error is reported */
+		xg_die_errno(XG_EX_IOERR, "cannot write standard output");
 	if (!s.line)
 		xg_die(XG_EX_DATAERR, "%s: no run_end record and no assistant message to classify",
 		       r->name);
