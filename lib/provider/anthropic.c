@@ -1,6 +1,10 @@
 /*
- * Anthropic Messages.  Thinking blocks come back with their signature and
- * are sent back verbatim; tool input arrives as input_json_delta fragments
+ * Anthropic Messages.  The file fills in the kind's struct xg_wire: first
+ * the encoder callbacks encode.c's walk calls, then the stream's event
+ * handler.  The system prompt and the tools go apart from the messages,
+ * which alternate between user and assistant (tool results are the user's)
+ * and hold blocks.  Thinking blocks come back with their signature and are
+ * sent back verbatim; tool input arrives as input_json_delta fragments
  * parsed at the block's end; message_delta carries cumulative usage; an
  * error inside the stream is "event: error".
  *
@@ -42,49 +46,6 @@ static jv text_block(const char *text, size_t len)
 static jv ephemeral(void)
 {
 	return xg_json_set(jv_object(), "type", jv_string("ephemeral"));
-}
-
-static jv assistant_blocks(jv m)
-{
-	jv out = jv_array(), r = xg_json_get_peek(m, "reasoning");
-	jv calls = xg_json_get_peek(m, "tool_calls");
-	const char *text = xg_json_string_peek(m, "text");
-	int i, n;
-
-	n = jv_get_kind(r) == JV_KIND_ARRAY ? xg_json_length_peek(r) : 0;
-	for (i = 0; i < n; i++) {
-		jv b = jv_array_get(jv_copy(r), i), blk;
-		const char *sig = xg_json_string_peek(b, "signature");
-		const char *red = xg_json_string_peek(b, "redacted");
-		const char *t = xg_json_string_peek(b, "text");
-
-		if (red) {
-			blk = xg_json_set(jv_object(), "type", jv_string("redacted_thinking"));
-			out = jv_array_append(out, xg_json_set(blk, "data", jv_string(red)));
-		} else if (sig && *sig) {
-			/* A thinking block goes back only with its signature. */
-			blk = xg_json_set(jv_object(), "type", jv_string("thinking"));
-			blk = xg_json_set(blk, "thinking", jv_string(t ? t : ""));
-			out = jv_array_append(out, xg_json_set(blk, "signature", jv_string(sig)));
-		}
-		jv_free(b);
-	}
-	if (text && *text)
-		out = jv_array_append(out, text_block(text, strlen(text)));
-	n = jv_get_kind(calls) == JV_KIND_ARRAY ? xg_json_length_peek(calls) : 0;
-	for (i = 0; i < n; i++) {
-		jv c = jv_array_get(jv_copy(calls), i), blk, args = xg_json_get_peek(c, "args");
-		const char *id = xg_json_string_peek(c, "id"), *name = xg_json_string_peek(c, "name");
-
-		blk = xg_json_set(jv_object(), "type", jv_string("tool_use"));
-		blk = xg_json_set(blk, "id", jv_string(id ? id : ""));
-		blk = xg_json_set(blk, "name", jv_string(name ? name : ""));
-		blk = xg_json_set(blk, "input", jv_get_kind(args) == JV_KIND_OBJECT ?
-				  jv_copy(args) : jv_object());
-		out = jv_array_append(out, blk);
-		jv_free(c);
-	}
-	return out;
 }
 
 /* Appends blocks as a message of role, merged into the last message when it
@@ -131,116 +92,115 @@ static long effort_budget(const char *effort)
 	return 48000;		/* xhigh, max */
 }
 
-static int anthropic_encode(const struct xg_provider *p, jv req, jv *out, char *err, size_t errlen)
+/* The encoder. */
+
+static void anthropic_begin(struct xg_encode *e)
 {
-	const char *model = xg_json_string_peek(req, "model");
-	const char *system = xg_json_string_peek(req, "system");
-	jv body = jv_object(), msgs = jv_array(), src, tools;
-	int64_t max_output = xg_wire_int(req, "max_output");
-	long budget = effort_budget(xg_json_string_peek(req, "effort"));
-	int i, n;
-
-	if (!model) {
-		snprintf(err, errlen, "request: missing field 'model'");
-		goto fail;
-	}
-	if (max_output <= 0)
-		max_output = XG_ANTHROPIC_DEFAULT_MAX;
-	body = xg_json_set(body, "model", jv_string(model));
-	body = xg_json_set(body, "max_tokens", jv_number((double)max_output));
+	if (e->max_output <= 0)
+		e->max_output = XG_ANTHROPIC_DEFAULT_MAX;
+	e->body = xg_json_set(e->body, "max_tokens", jv_number((double)e->max_output));
 	/* Automatic caching: see the top of this file. */
-	body = xg_json_set(body, "cache_control", ephemeral());
-	if (system && *system) {
-		size_t len = strlen(system), stable = xg_wire_stable_len(req, system, len);
-		jv blocks = jv_array();
+	e->body = xg_json_set(e->body, "cache_control", ephemeral());
+}
 
-		if (stable)
-			blocks = jv_array_append(blocks, xg_json_set(text_block(system, stable),
-						 "cache_control", ephemeral()));
-		if (stable < len)
-			blocks = jv_array_append(blocks, text_block(system + stable, len - stable));
-		body = xg_json_set(body, "system", blocks);
+/* The system prompt's stable prefix carries the one fixed marker. */
+static void anthropic_system(struct xg_encode *e)
+{
+	size_t len = e->system_len, stable = e->system_stable;
+	jv blocks = jv_array();
+
+	if (stable)
+		blocks = jv_array_append(blocks, xg_json_set(text_block(e->system, stable),
+							     "cache_control", ephemeral()));
+	if (stable < len)
+		blocks = jv_array_append(blocks, text_block(e->system + stable, len - stable));
+	e->body = xg_json_set(e->body, "system", blocks);
+}
+
+static void anthropic_user(struct xg_encode *e, const char *text)
+{
+	e->list = add_message(e->list, "user",
+			      jv_array_append(jv_array(), text_block(text, strlen(text))));
+}
+
+/* A thinking block goes back only with its signature; a redacted one as
+ * it came. */
+static jv anthropic_reasoning(const struct xg_encode_reasoning *b)
+{
+	jv blk;
+
+	if (b->redacted) {
+		blk = xg_json_set(jv_object(), "type", jv_string("redacted_thinking"));
+		return xg_json_set(blk, "data", jv_string(b->redacted));
 	}
-	src = xg_json_get_peek(req, "messages");
-	n = jv_get_kind(src) == JV_KIND_ARRAY ? xg_json_length_peek(src) : 0;
-	for (i = 0; i < n; i++) {
-		jv m = jv_array_get(jv_copy(src), i);
-		const char *role = xg_json_string_peek(m, "role");
+	if (!b->signature || !*b->signature)
+		return jv_invalid();
+	blk = xg_json_set(jv_object(), "type", jv_string("thinking"));
+	blk = xg_json_set(blk, "thinking", jv_string(b->text ? b->text : ""));
+	return xg_json_set(blk, "signature", jv_string(b->signature));
+}
 
-		if (role && !strcmp(role, "user")) {
-			const char *t = xg_json_string_peek(m, "text");
+static jv anthropic_text(const char *text)
+{
+	return text_block(text, strlen(text));
+}
 
-			msgs = add_message(msgs, "user", jv_array_append(jv_array(),
-						text_block(t ? t : "", t ? strlen(t) : 0)));
-		} else if (role && !strcmp(role, "assistant")) {
-			msgs = add_message(msgs, "assistant", assistant_blocks(m));
-		} else if (role && !strcmp(role, "tool")) {
-			const char *id = xg_json_string_peek(m, "id");
-			const char *o = xg_json_string_peek(m, "output");
-			bool ok = true;
-			jv blk;
+static jv anthropic_tool_call(const char *id, const char *name, jv args)
+{
+	jv blk = xg_json_set(jv_object(), "type", jv_string("tool_use"));
 
-			if (!id) {
-				snprintf(err, errlen, "request: messages[%d]: missing field 'id'", i);
-				jv_free(m);
-				goto fail;
-			}
-			xg_json_bool_peek(m, "ok", &ok);
-			blk = xg_json_set(jv_object(), "type", jv_string("tool_result"));
-			blk = xg_json_set(blk, "tool_use_id", jv_string(id));
-			blk = xg_json_set(blk, "content", jv_string(o ? o : ""));
-			if (!ok)
-				blk = xg_json_set(blk, "is_error", jv_true());
-			msgs = add_message(msgs, "user", jv_array_append(jv_array(), blk));
-		} else {
-			snprintf(err, errlen, "request: messages[%d]: %s role%s%s%s", i,
-				 role ? "unknown" : "missing field", role ? " '" : "",
-				 role ? role : "", role ? "'" : "");
-			jv_free(m);
-			goto fail;
-		}
-		jv_free(m);
+	blk = xg_json_set(blk, "id", jv_string(id));
+	blk = xg_json_set(blk, "name", jv_string(name));
+	if (jv_get_kind(args) != JV_KIND_OBJECT) {
+		jv_free(args);
+		args = jv_object();
 	}
-	body = xg_json_set(body, "messages", msgs);
-	msgs = jv_invalid();
-	tools = xg_json_get_peek(req, "tools");
-	n = jv_get_kind(tools) == JV_KIND_ARRAY ? xg_json_length_peek(tools) : 0;
-	if (n > 0) {
-		jv arr = jv_array();
+	return xg_json_set(blk, "input", args);
+}
 
-		for (i = 0; i < n; i++) {
-			jv t = jv_array_get(jv_copy(tools), i), fn = jv_object();
-			jv params = xg_json_get_peek(t, "parameters");
+static void anthropic_assistant(struct xg_encode *e, const char *text, jv blocks)
+{
+	e->list = add_message(e->list, "assistant", blocks);
+}
 
-			fn = xg_json_set(fn, "name", jv_string(xg_json_string_peek(t, "name") ?
-							       xg_json_string_peek(t, "name") : ""));
-			if (xg_json_string_peek(t, "description"))
-				fn = xg_json_set(fn, "description",
-						 jv_string(xg_json_string_peek(t, "description")));
-			fn = xg_json_set(fn, "input_schema", jv_is_valid(params) ? jv_copy(params) :
-					 xg_json_set(jv_object(), "type", jv_string("object")));
-			arr = jv_array_append(arr, fn);
-			jv_free(t);
-		}
-		body = xg_json_set(body, "tools", arr);
-	}
-	/* The thinking budget must stay under max_tokens and at least 1024. */
-	if (budget > max_output - 1024)
-		budget = (long)max_output - 1024;
+static void anthropic_tool_result(struct xg_encode *e, const char *id, const char *output,
+				  bool ok)
+{
+	jv blk = xg_json_set(jv_object(), "type", jv_string("tool_result"));
+
+	blk = xg_json_set(blk, "tool_use_id", jv_string(id));
+	blk = xg_json_set(blk, "content", jv_string(output));
+	if (!ok)
+		blk = xg_json_set(blk, "is_error", jv_true());
+	e->list = add_message(e->list, "user", jv_array_append(jv_array(), blk));
+}
+
+static jv anthropic_tool(const char *name, const char *description, jv parameters)
+{
+	jv fn = xg_json_set(jv_object(), "name", jv_string(name));
+
+	if (description)
+		fn = xg_json_set(fn, "description", jv_string(description));
+	return xg_json_set(fn, "input_schema", parameters);
+}
+
+/* The thinking budget must stay under max_tokens and at least 1024. */
+static void anthropic_end(struct xg_encode *e)
+{
+	long budget = effort_budget(e->effort);
+
+	if (budget > e->max_output - 1024)
+		budget = (long)e->max_output - 1024;
 	if (budget >= 1024) {
 		jv th = xg_json_set(jv_object(), "type", jv_string("enabled"));
 
-		body = xg_json_set(body, "thinking", xg_json_set(th, "budget_tokens",
-								 jv_number((double)budget)));
+		e->body = xg_json_set(e->body, "thinking", xg_json_set(th, "budget_tokens",
+								       jv_number((double)budget)));
 	}
-	body = xg_json_set(body, "stream", jv_true());
-	*out = body;
-	return 0;
-fail:
-	jv_free(msgs);
-	jv_free(body);
-	return -1;
+	e->body = xg_json_set(e->body, "stream", jv_true());
 }
+
+/* The decoder. */
 
 static const char *stop_reason(const char *r)
 {
@@ -253,7 +213,7 @@ static const char *stop_reason(const char *r)
 	return "stop";
 }
 
-static void anthropic_usage(struct xg_provider_decoder *d, jv u)
+static void anthropic_usage_peek(struct xg_provider_decoder *d, jv u)
 {
 	long long v;
 
@@ -272,7 +232,7 @@ static void anthropic_usage(struct xg_provider_decoder *d, jv u)
 	d->usage.input = d->usage.raw_input + d->usage.cached_input + d->usage.cache_write;
 }
 
-static int block_start(struct xg_provider_decoder *d, long index, jv b)
+static int block_start_peek(struct xg_provider_decoder *d, long index, jv b)
 {
 	const char *type = xg_json_string_peek(b, "type");
 	struct xg_slot *s;
@@ -303,7 +263,7 @@ static int block_start(struct xg_provider_decoder *d, long index, jv b)
 	return rc;
 }
 
-static int block_delta(struct xg_provider_decoder *d, struct xg_slot *s, jv delta)
+static int block_delta_peek(struct xg_provider_decoder *d, struct xg_slot *s, jv delta)
 {
 	const char *type = xg_json_string_peek(delta, "type"), *v;
 
@@ -327,29 +287,23 @@ static int block_delta(struct xg_provider_decoder *d, struct xg_slot *s, jv delt
 
 static int anthropic_event(struct xg_provider_decoder *d, const struct xg_sse_event *ev)
 {
-	jv e = jv_parse_sized(ev->data, (int)ev->data_len);
+	jv e = xg_decoder_parse(d, ev, "an event");
 	const char *type;
 	long long index = -1;
 	struct xg_slot *s;
 	int rc = 0;
 
-	if (jv_get_kind(e) != JV_KIND_OBJECT) {
-		jv_free(e);
-		d->failed = 1;
-		xg_provider_error_set(&d->err, "protocol", "provider stream: an event is not a JSON object");
+	if (!jv_is_valid(e))
 		return -1;
-	}
-	type = xg_json_string_peek(e, "type");
-	if (!type)
-		type = ev->type ? ev->type : "";
+	type = xg_decoder_type_peek(e, ev);
 	xg_json_int_peek(e, "index", &index);
 	if (!strcmp(type, "message_start")) {
-		anthropic_usage(d, xg_json_get_peek(xg_json_get_peek(e, "message"), "usage"));
+		anthropic_usage_peek(d, xg_json_get_peek(xg_json_get_peek(e, "message"), "usage"));
 	} else if (!strcmp(type, "content_block_start")) {
-		rc = block_start(d, (long)index, xg_json_get_peek(e, "content_block"));
+		rc = block_start_peek(d, (long)index, xg_json_get_peek(e, "content_block"));
 	} else if (!strcmp(type, "content_block_delta")) {
 		s = xg_decoder_slot_index(d, (long)index, 0);
-		rc = block_delta(d, s, xg_json_get_peek(e, "delta"));
+		rc = block_delta_peek(d, s, xg_json_get_peek(e, "delta"));
 	} else if (!strcmp(type, "content_block_stop")) {
 		s = xg_decoder_slot_index(d, (long)index, 0);
 		if (s && s->kind == XG_SLOT_TOOL)
@@ -361,7 +315,7 @@ static int anthropic_event(struct xg_provider_decoder *d, const struct xg_sse_ev
 
 		if (r)
 			d->finish = stop_reason(r);
-		anthropic_usage(d, xg_json_get_peek(e, "usage"));
+		anthropic_usage_peek(d, xg_json_get_peek(e, "usage"));
 	} else if (!strcmp(type, "message_stop")) {
 		rc = xg_decoder_finish(d, d->finish ? d->finish : "stop");
 	} else if (!strcmp(type, "error")) {
@@ -377,5 +331,24 @@ static int anthropic_eof(struct xg_provider_decoder *d)
 }
 
 const struct xg_wire xg_wire_anthropic = {
-	"anthropic-messages", "/messages", anthropic_encode, anthropic_event, anthropic_eof
+	.name = "anthropic-messages",
+	.path = "/messages",
+	.header = "anthropic-version: 2023-06-01",
+	.key_header = "x-api-key: ",
+	.encode = {
+		.list_key = "messages",
+		.no_role = "missing field role",
+		.begin = anthropic_begin,
+		.system = anthropic_system,
+		.user = anthropic_user,
+		.reasoning = anthropic_reasoning,
+		.text = anthropic_text,
+		.tool_call = anthropic_tool_call,
+		.assistant = anthropic_assistant,
+		.tool_result = anthropic_tool_result,
+		.tool = anthropic_tool,
+		.end = anthropic_end,
+	},
+	.event = anthropic_event,
+	.eof = anthropic_eof,
 };

@@ -1,155 +1,115 @@
 /*
  * OpenAI Chat Completions, and the servers that speak it: llama.cpp's
- * server, Ollama, vLLM, OpenRouter.  Their differences, all handled here:
- * reasoning arrives as delta.reasoning_content (llama.cpp, vLLM) or
- * delta.reasoning (Ollama, OpenRouter); llama.cpp adds a "timings" object
- * and gives error codes as integers; tool-call ids need not start with
- * "call_"; a call may come whole in one chunk, several in one chunk, or in
- * fragments keyed by index; after an error inside the stream no [DONE]
- * follows.
+ * server, Ollama, vLLM, OpenRouter.  The file fills in the kind's struct
+ * xg_wire: first the encoder callbacks encode.c's walk calls, then the
+ * stream's event handler.
+ *
+ * On the way out the dialect (the provider's, or guessed from the URL)
+ * decides a few members: OpenAI's own API takes max_completion_tokens and
+ * prompt_cache_key, OpenRouter its reasoning object.  On the way back the
+ * servers differ, all handled here: reasoning arrives as
+ * delta.reasoning_content (llama.cpp, vLLM) or delta.reasoning (Ollama,
+ * OpenRouter); llama.cpp adds a "timings" object and gives error codes as
+ * integers; tool-call ids need not start with "call_"; a call may come
+ * whole in one chunk, several in one chunk, or in fragments keyed by
+ * index; after an error inside the stream no [DONE] follows.
  */
 #include "xg.h"
 #include "provider/internal.h"
 
-static jv chat_message(jv m, int i, char *err, size_t errlen)
+/* The encoder: the system prompt is the first message, an assistant
+ * message carries its tool calls, and reasoning is not sent back. */
+
+static void chat_system(struct xg_encode *e)
 {
-	const char *role = xg_json_string_peek(m, "role");
-	const char *text = xg_json_string_peek(m, "text");
-	jv out = jv_object(), calls, tc;
-	int n, k;
+	jv m = xg_json_set(jv_object(), "role", jv_string("system"));
 
-	if (!role) {
-		snprintf(err, errlen, "request: messages[%d]: missing field 'role'", i);
-		jv_free(out);
-		return jv_invalid();
-	}
-	if (!strcmp(role, "user")) {
-		out = xg_json_set(out, "role", jv_string("user"));
-		out = xg_json_set(out, "content", jv_string(text ? text : ""));
-	} else if (!strcmp(role, "assistant")) {
-		out = xg_json_set(out, "role", jv_string("assistant"));
-		out = xg_json_set(out, "content", text && *text ? jv_string(text) : jv_null());
-		calls = xg_json_get_peek(m, "tool_calls");
-		n = xg_json_length_peek(calls);
-		if (jv_get_kind(calls) == JV_KIND_ARRAY && n > 0) {
-			jv arr = jv_array();
-
-			for (k = 0; k < n; k++) {
-				jv c = jv_array_get(jv_copy(calls), k), fn = jv_object();
-
-				fn = xg_json_set(fn, "name", jv_string(xg_json_string_peek(c, "name") ?
-								       xg_json_string_peek(c, "name") : ""));
-				fn = xg_json_set(fn, "arguments", xg_wire_args_text(jv_copy(c)));
-				tc = jv_object();
-				tc = xg_json_set(tc, "id", jv_string(xg_json_string_peek(c, "id") ?
-								    xg_json_string_peek(c, "id") : ""));
-				tc = xg_json_set(tc, "type", jv_string("function"));
-				tc = xg_json_set(tc, "function", fn);
-				arr = jv_array_append(arr, tc);
-				jv_free(c);
-			}
-			out = xg_json_set(out, "tool_calls", arr);
-		}
-	} else if (!strcmp(role, "tool")) {
-		const char *id = xg_json_string_peek(m, "id");
-		const char *output = xg_json_string_peek(m, "output");
-
-		if (!id) {
-			snprintf(err, errlen, "request: messages[%d]: missing field 'id'", i);
-			jv_free(out);
-			return jv_invalid();
-		}
-		out = xg_json_set(out, "role", jv_string("tool"));
-		out = xg_json_set(out, "tool_call_id", jv_string(id));
-		out = xg_json_set(out, "content", jv_string(output ? output : ""));
-	} else {
-		snprintf(err, errlen, "request: messages[%d]: unknown role '%s'", i, role);
-		jv_free(out);
-		return jv_invalid();
-	}
-	return out;
+	e->list = jv_array_append(e->list, xg_json_set(m, "content", jv_string(e->system)));
 }
 
-static int chat_encode(const struct xg_provider *p, jv req, jv *out, char *err, size_t errlen)
+static void chat_user(struct xg_encode *e, const char *text)
 {
-	const char *model = xg_json_string_peek(req, "model");
-	const char *system = xg_json_string_peek(req, "system");
-	const char *effort = xg_json_string_peek(req, "effort");
-	const char *cache_key = xg_json_string_peek(req, "cache_key");
-	const char *dialect = p ? p->dialect : "openai";
-	int is_openai = !strcmp(dialect, "openai");
-	jv body = jv_object(), msgs = jv_array(), src, tools, m;
-	int64_t max_output = xg_wire_int(req, "max_output");
-	int i, n;
+	jv m = xg_json_set(jv_object(), "role", jv_string("user"));
 
-	if (!model) {
-		snprintf(err, errlen, "request: missing field 'model'");
-		goto fail;
-	}
-	body = xg_json_set(body, "model", jv_string(model));
-	if (system && *system) {
-		m = xg_json_set(jv_object(), "role", jv_string("system"));
-		msgs = jv_array_append(msgs, xg_json_set(m, "content", jv_string(system)));
-	}
-	src = xg_json_get_peek(req, "messages");
-	n = jv_get_kind(src) == JV_KIND_ARRAY ? xg_json_length_peek(src) : 0;
-	for (i = 0; i < n; i++) {
-		jv msg = jv_array_get(jv_copy(src), i);
+	e->list = jv_array_append(e->list, xg_json_set(m, "content", jv_string(text)));
+}
 
-		m = chat_message(msg, i, err, errlen);
-		jv_free(msg);
-		if (!jv_is_valid(m))
-			goto fail;
-		msgs = jv_array_append(msgs, m);
-	}
-	body = xg_json_set(body, "messages", msgs);
-	msgs = jv_invalid();
-	tools = xg_json_get_peek(req, "tools");
-	n = jv_get_kind(tools) == JV_KIND_ARRAY ? xg_json_length_peek(tools) : 0;
-	if (n > 0) {
-		jv arr = jv_array();
+static jv chat_tool_call(const char *id, const char *name, jv args)
+{
+	jv fn = xg_json_set(jv_object(), "name", jv_string(name)), tc;
 
-		for (i = 0; i < n; i++) {
-			jv t = jv_array_get(jv_copy(tools), i), fn = jv_object();
-			jv params = xg_json_get_peek(t, "parameters");
+	fn = xg_json_set(fn, "arguments", xg_encode_args_text(args));
+	tc = xg_json_set(jv_object(), "id", jv_string(id));
+	tc = xg_json_set(tc, "type", jv_string("function"));
+	return xg_json_set(tc, "function", fn);
+}
 
-			fn = xg_json_set(fn, "name", jv_string(xg_json_string_peek(t, "name") ?
-							       xg_json_string_peek(t, "name") : ""));
-			if (xg_json_string_peek(t, "description"))
-				fn = xg_json_set(fn, "description",
-						 jv_string(xg_json_string_peek(t, "description")));
-			fn = xg_json_set(fn, "parameters", jv_is_valid(params) ? jv_copy(params) :
-					 xg_json_set(jv_object(), "type", jv_string("object")));
-			arr = jv_array_append(arr, xg_json_set(xg_json_set(jv_object(), "type",
-						jv_string("function")), "function", fn));
-			jv_free(t);
-		}
-		body = xg_json_set(body, "tools", arr);
-	}
-	body = xg_json_set(body, "stream", jv_true());
-	body = xg_json_set(body, "stream_options",
-			   xg_json_set(jv_object(), "include_usage", jv_true()));
-	if (max_output > 0)
-		body = xg_json_set(body, is_openai ? "max_completion_tokens" : "max_tokens",
-				   jv_number((double)max_output));
-	if (effort && *effort) {
-		if (!strcmp(dialect, "openrouter"))
-			body = xg_json_set(body, "reasoning",
-					   xg_json_set(jv_object(), "effort", jv_string(effort)));
+static void chat_assistant(struct xg_encode *e, const char *text, jv calls)
+{
+	jv m = xg_json_set(jv_object(), "role", jv_string("assistant"));
+
+	m = xg_json_set(m, "content", text && *text ? jv_string(text) : jv_null());
+	if (xg_json_length_peek(calls) > 0)
+		m = xg_json_set(m, "tool_calls", calls);
+	else
+		jv_free(calls);
+	e->list = jv_array_append(e->list, m);
+}
+
+static void chat_tool_result(struct xg_encode *e, const char *id, const char *output, bool ok)
+{
+	jv m = xg_json_set(jv_object(), "role", jv_string("tool"));
+
+	m = xg_json_set(m, "tool_call_id", jv_string(id));
+	e->list = jv_array_append(e->list, xg_json_set(m, "content", jv_string(output)));
+}
+
+static jv chat_tool(const char *name, const char *description, jv parameters)
+{
+	jv fn = xg_json_set(jv_object(), "name", jv_string(name));
+
+	if (description)
+		fn = xg_json_set(fn, "description", jv_string(description));
+	fn = xg_json_set(fn, "parameters", parameters);
+	return xg_json_set(xg_json_set(jv_object(), "type", jv_string("function")), "function", fn);
+}
+
+static void chat_end(struct xg_encode *e)
+{
+	int is_openai = !strcmp(e->dialect, "openai");
+
+	e->body = xg_json_set(e->body, "stream", jv_true());
+	e->body = xg_json_set(e->body, "stream_options",
+			      xg_json_set(jv_object(), "include_usage", jv_true()));
+	if (e->max_output > 0)
+		e->body = xg_json_set(e->body, is_openai ? "max_completion_tokens" : "max_tokens",
+				      jv_number((double)e->max_output));
+	if (e->effort && *e->effort) {
+		if (!strcmp(e->dialect, "openrouter"))
+			e->body = xg_json_set(e->body, "reasoning",
+					      xg_json_set(jv_object(), "effort", jv_string(e->effort)));
 		else
-			body = xg_json_set(body, "reasoning_effort", jv_string(effort));
+			e->body = xg_json_set(e->body, "reasoning_effort", jv_string(e->effort));
 	}
 	/* OpenAI's prompt cache groups requests by this key; the others cache
 	 * the longest common prefix on their own and may reject the field. */
-	if (cache_key && *cache_key && is_openai)
-		body = xg_json_set(body, "prompt_cache_key", jv_string(cache_key));
-	*out = body;
-	return 0;
-fail:
-	jv_free(msgs);
-	jv_free(body);
-	return -1;
+	if (e->cache_key && *e->cache_key && is_openai)
+		e->body = xg_json_set(e->body, "prompt_cache_key", jv_string(e->cache_key));
 }
+
+/* The dialect a server speaks, by its URL, when the provider names none. */
+static const char *chat_dialect(const char *url)
+{
+	if (strstr(url, "api.openai.com"))
+		return "openai";
+	if (strstr(url, "openrouter.ai"))
+		return "openrouter";
+	if (strstr(url, ":11434"))
+		return "ollama";
+	return "generic";
+}
+
+/* The decoder. */
 
 static const char *chat_reason(const char *r)
 {
@@ -172,7 +132,7 @@ static int emit_calls(struct xg_provider_decoder *d)
 	return 0;
 }
 
-static int chat_end(struct xg_provider_decoder *d)
+static int chat_finish(struct xg_provider_decoder *d)
 {
 	const char *reason = d->finish ? d->finish : "stop";
 
@@ -185,7 +145,7 @@ static int chat_end(struct xg_provider_decoder *d)
 	return xg_decoder_finish(d, reason);
 }
 
-static int add_text_or_json(struct xg_provider_decoder *d, struct xg_buf *b, jv v)
+static int add_args_peek(struct xg_provider_decoder *d, struct xg_buf *b, jv v)
 {
 	jv text;
 	int rc;
@@ -202,7 +162,7 @@ static int add_text_or_json(struct xg_provider_decoder *d, struct xg_buf *b, jv 
 	return rc;
 }
 
-static int chat_tool_calls(struct xg_provider_decoder *d, jv calls)
+static int chat_tool_calls_peek(struct xg_provider_decoder *d, jv calls)
 {
 	int i, n = xg_json_length_peek(calls), rc = 0;
 
@@ -227,13 +187,13 @@ static int chat_tool_calls(struct xg_provider_decoder *d, jv calls)
 			xg_decoder_slot_set(&s->id, id);
 		if (name && *name)
 			xg_decoder_slot_set(&s->name, name);
-		rc = add_text_or_json(d, &s->text, xg_json_get_peek(fn, "arguments"));
+		rc = add_args_peek(d, &s->text, xg_json_get_peek(fn, "arguments"));
 		jv_free(c);
 	}
 	return rc;
 }
 
-static void chat_usage(struct xg_provider_decoder *d, jv chunk)
+static void chat_usage_peek(struct xg_provider_decoder *d, jv chunk)
 {
 	jv u = xg_json_get_peek(chunk, "usage"), t = xg_json_get_peek(chunk, "timings");
 	long long v;
@@ -271,14 +231,10 @@ static int chat_event(struct xg_provider_decoder *d, const struct xg_sse_event *
 	int rc = 0;
 
 	if (ev->data_len == 6 && !memcmp(ev->data, "[DONE]", 6))
-		return chat_end(d);
-	chunk = jv_parse_sized(ev->data, (int)ev->data_len);
-	if (jv_get_kind(chunk) != JV_KIND_OBJECT) {
-		jv_free(chunk);
-		d->failed = 1;
-		xg_provider_error_set(&d->err, "protocol", "provider stream: a chunk is not a JSON object");
+		return chat_finish(d);
+	chunk = xg_decoder_parse(d, ev, "a chunk");
+	if (!jv_is_valid(chunk))
 		return -1;
-	}
 	v = xg_json_get_peek(chunk, "error");
 	if (jv_is_valid(v) && jv_get_kind(v) != JV_KIND_NULL) {
 		rc = xg_decoder_stream_error(d, jv_copy(chunk));
@@ -300,12 +256,12 @@ static int chat_event(struct xg_provider_decoder *d, const struct xg_sse_event *
 	}
 	v = xg_json_get_peek(delta, "tool_calls");
 	if (!rc && jv_get_kind(v) == JV_KIND_ARRAY)
-		rc = chat_tool_calls(d, v);
+		rc = chat_tool_calls_peek(d, v);
 	if (!rc && (reason = xg_json_string_peek(choice, "finish_reason"))) {
 		d->finish = chat_reason(reason);
 		rc = emit_calls(d);
 	}
-	chat_usage(d, chunk);
+	chat_usage_peek(d, chunk);
 	jv_free(choice);
 	jv_free(chunk);
 	return rc;
@@ -317,9 +273,25 @@ static int chat_eof(struct xg_provider_decoder *d)
 {
 	if (!d->finish)
 		return -1;
-	return chat_end(d);
+	return chat_finish(d);
 }
 
 const struct xg_wire xg_wire_openai_chat = {
-	"openai-chat", "/chat/completions", chat_encode, chat_event, chat_eof
+	.name = "openai-chat",
+	.path = "/chat/completions",
+	.key_header = "Authorization: Bearer ",
+	.guess_dialect = chat_dialect,
+	.encode = {
+		.list_key = "messages",
+		.no_role = "missing field 'role'",
+		.system = chat_system,
+		.user = chat_user,
+		.tool_call = chat_tool_call,
+		.assistant = chat_assistant,
+		.tool_result = chat_tool_result,
+		.tool = chat_tool,
+		.end = chat_end,
+	},
+	.event = chat_event,
+	.eof = chat_eof,
 };

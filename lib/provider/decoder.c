@@ -1,7 +1,12 @@
 /*
- * The decoder's common part: SSE bytes in, events out, the tool-call and
- * block slots, usage and the end of a stream.  The kinds' own event
- * handling is in chat.c, responses.c and anthropic.c.
+ * The decoder: one response's SSE bytes in, events out.
+ *
+ * The common part lives here: the SSE parser feeding the kind's event
+ * handler (through its struct xg_wire, never by name), the end of a
+ * stream, and the helpers the kinds deliver with: deltas, tool calls and
+ * reasoning blocks assembled in slots, usage and finish, errors met in the
+ * stream, and the ceiling on what a slot may grow to.  How each kind's
+ * events read is in chat.c, responses.c and anthropic.c.
  */
 #include "xg.h"
 #include "provider/internal.h"
@@ -17,21 +22,25 @@ static int on_sse(void *ctx, const struct xg_sse_event *ev)
 	return 0;
 }
 
-struct xg_provider_decoder *xg_provider_decoder_new(const char *kind,
-		int (*emit)(void *ctx, jv ev), void *ctx)
+struct xg_provider_decoder *xg_decoder_new(const struct xg_wire *w, const char *secret,
+					   int (*emit)(void *ctx, jv ev), void *ctx)
 {
-	const struct xg_wire *w = xg_wire_find(kind);
-	struct xg_provider_decoder *d;
+	struct xg_provider_decoder *d = xg_calloc(1, sizeof(*d));
 
-	if (!w)
-		return NULL;
-	d = xg_calloc(1, sizeof(*d));
 	d->wire = w;
-	d->dialect = "openai";
+	d->secret = secret;
 	d->emit = emit;
 	d->ctx = ctx;
 	xg_sse_init(&d->sse, 0);
 	return d;
+}
+
+struct xg_provider_decoder *xg_provider_decoder_new(const char *kind,
+		int (*emit)(void *ctx, jv ev), void *ctx)
+{
+	const struct xg_wire *w = xg_wire_find(kind);
+
+	return w ? xg_decoder_new(w, NULL, emit, ctx) : NULL;
 }
 
 void xg_provider_decoder_free(struct xg_provider_decoder *d)
@@ -204,6 +213,28 @@ int xg_decoder_stream_error(struct xg_provider_decoder *d, jv errobj)
 			     (size_t)jv_string_length_bytes(jv_copy(text)), -1, d->secret);
 	jv_free(text);
 	return -1;
+}
+
+jv xg_decoder_parse(struct xg_provider_decoder *d, const struct xg_sse_event *ev,
+		    const char *what)
+{
+	jv e = jv_parse_sized(ev->data, (int)ev->data_len);
+
+	if (jv_get_kind(e) == JV_KIND_OBJECT)
+		return e;
+	jv_free(e);
+	d->failed = 1;
+	xg_provider_error_set(&d->err, "protocol", "provider stream: %s is not a JSON object", what);
+	return jv_invalid();
+}
+
+const char *xg_decoder_type_peek(jv e, const struct xg_sse_event *ev)
+{
+	const char *type = xg_json_string_peek(e, "type");
+
+	if (type)
+		return type;
+	return ev->type ? ev->type : "";
 }
 
 int xg_decoder_add(struct xg_provider_decoder *d, struct xg_buf *b, const char *s, size_t n,

@@ -1,3 +1,16 @@
+/*
+ * HTTP: one libcurl easy handle inside one multi handle per client, reused
+ * for every request so a run keeps its connection (provider.h states the
+ * contract).
+ *
+ * In order: a response's set-up and the secret's redaction; the parsers
+ * for Retry-After and the rate-limit reset headers; libcurl's callbacks,
+ * for headers (the hints), for the body (streamed to the caller when it is
+ * a 2xx event stream, kept up to a ceiling otherwise) and for the trace,
+ * which hides credential headers; libcurl's global set-up, run once; and
+ * xg_http_post, which drives one transfer with its idle timeout and its
+ * wake descriptor.
+ */
 #include "xg.h"
 #include <pthread.h>
 #include <strings.h>
@@ -110,18 +123,23 @@ static int header_is(const char *line, size_t n, const char *name, const char **
 	return 1;
 }
 
-static int is_reset_header(const char *line, size_t n)
+/* The length of a header line's name, the bytes before its colon; 0 when
+ * it has no colon. */
+static size_t header_name_len(const char *line, size_t n)
 {
 	const char *colon = memchr(line, ':', n);
-	size_t k;
 
-	if (!colon)
-		return 0;
-	k = (size_t)(colon - line);
+	return colon ? (size_t)(colon - line) : 0;
+}
+
+static int is_reset_header(const char *line, size_t n)
+{
+	size_t k = header_name_len(line, n);
+
 	/* x-ratelimit-reset-requests, anthropic-ratelimit-tokens-reset, ... */
 	return (k > 17 && !strncasecmp(line, "x-ratelimit-reset", 17)) ||
 	       (k > 26 && !strncasecmp(line, "anthropic-ratelimit-", 20) &&
-		!strncasecmp(colon - 6, "-reset", 6));
+		!strncasecmp(line + k - 6, "-reset", 6));
 }
 
 static size_t on_header(char *line, size_t size, size_t nmemb, void *ud)
@@ -156,7 +174,7 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *ud)
 		if ((ms = xg_http_parse_retry_after(tmp, now)) >= 0 && r->retry_after_ms < 0)
 			r->retry_after_ms = ms;
 	} else if (is_reset_header(line, n)) {
-		val = memchr(line, ':', n) + 1;
+		val = line + header_name_len(line, n) + 1;
 		snprintf(tmp, sizeof(tmp), "%.*s", (int)(line + n - val), val);
 		tmp[strcspn(tmp, "\r\n")] = '\0';
 		if ((ms = xg_http_parse_reset(tmp, now)) > r->reset_ms)
@@ -205,12 +223,8 @@ static int name_has(const char *name, size_t k, const char *word)
  * a token or a secret (x-goog-api-key, x-auth-token, ...). */
 static int sensitive_header(const char *line, size_t n)
 {
-	const char *colon = memchr(line, ':', n);
-	size_t k;
+	size_t k = header_name_len(line, n);
 
-	if (!colon)
-		return 0;
-	k = (size_t)(colon - line);
 	return name_has(line, k, "authorization") || name_has(line, k, "cookie") ||
 	       name_has(line, k, "key") || name_has(line, k, "token") ||
 	       name_has(line, k, "secret") || name_has(line, k, "auth");
@@ -343,16 +357,61 @@ static void fill_timings(struct xg_http *h, struct xg_http_response *r)
 		curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &r->status);
 }
 
+/* Drives the transfer set up on h to its end: 0 when a response came
+ * whole, -1 with resp saying why not. */
+static int transfer(struct xg_http *h, struct xg_http_response *resp)
+{
+	struct curl_waitfd wake = { h->wake_fd, CURL_WAIT_POLLIN, 0 };
+	CURLMsg *msg;
+	int running = 1, left;
+	int64_t idle;
+	CURLcode done = CURLE_OK;
+
+	h->last_byte_ms = xg_clock_ms();
+	for (;;) {
+		if (curl_multi_perform(h->multi, &running) != CURLM_OK) {
+			snprintf(resp->error, sizeof(resp->error), "libcurl's multi interface failed");
+			resp->curl_code = -1;
+			return -1;
+		}
+		if (!running)
+			break;
+		idle = xg_clock_ms() - h->last_byte_ms;
+		if (idle >= h->idle_ms) {
+			resp->idle_timeout = 1;
+			snprintf(resp->error, sizeof(resp->error), "no bytes received for %ld ms", h->idle_ms);
+			return -1;
+		}
+		idle = h->idle_ms - idle;
+		/* The wake pipe is polled with the transfer's sockets, so a
+		 * signal at any moment, even just before the poll, ends it. */
+		wake.revents = 0;
+		curl_multi_poll(h->multi, &wake, wake.fd >= 0, idle > 1000 ? 1000 : (int)idle, NULL);
+		if (wake.revents) {
+			resp->cancelled = 1;
+			snprintf(resp->error, sizeof(resp->error), "the request was aborted");
+			return -1;
+		}
+	}
+	while ((msg = curl_multi_info_read(h->multi, &left)))
+		if (msg->msg == CURLMSG_DONE)
+			done = msg->data.result;
+	resp->curl_code = (int)done;
+	if (done == CURLE_OK)
+		return 0;
+	if (done == CURLE_WRITE_ERROR && resp->aborted)
+		snprintf(resp->error, sizeof(resp->error), "stopped by the reader");
+	else
+		snprintf(resp->error, sizeof(resp->error), "%s", curl_easy_strerror(done));
+	return -1;
+}
+
 int xg_http_post(struct xg_http *h, const char *url, const char *const *headers,
 		 const char *body, size_t len, xg_http_body_fn fn, void *ctx,
 		 struct xg_http_response *resp)
 {
 	struct curl_slist *hdrs = NULL, *tmp;
-	struct curl_waitfd wake = { h->wake_fd, CURL_WAIT_POLLIN, 0 };
-	CURLMsg *msg;
-	int running = 1, left, rc = -1;
-	int64_t idle;
-	CURLcode done = CURLE_OK;
+	int rc;
 
 	for (; headers && *headers; headers++) {
 		tmp = curl_slist_append(hdrs, *headers);
@@ -366,44 +425,7 @@ int xg_http_post(struct xg_http *h, const char *url, const char *const *headers,
 	h->checked_type = 0;
 	set_options(h, url, hdrs, body, len);
 	curl_multi_add_handle(h->multi, h->easy);
-	h->last_byte_ms = xg_clock_ms();
-	for (;;) {
-		if (curl_multi_perform(h->multi, &running) != CURLM_OK) {
-			snprintf(resp->error, sizeof(resp->error), "libcurl's multi interface failed");
-			resp->curl_code = -1;
-			goto out;
-		}
-		if (!running)
-			break;
-		idle = xg_clock_ms() - h->last_byte_ms;
-		if (idle >= h->idle_ms) {
-			resp->idle_timeout = 1;
-			snprintf(resp->error, sizeof(resp->error), "no bytes received for %ld ms", h->idle_ms);
-			goto out;
-		}
-		idle = h->idle_ms - idle;
-		/* The wake pipe is polled with the transfer's sockets, so a
-		 * signal at any moment, even just before the poll, ends it. */
-		wake.revents = 0;
-		curl_multi_poll(h->multi, &wake, wake.fd >= 0, idle > 1000 ? 1000 : (int)idle, NULL);
-		if (wake.revents) {
-			resp->cancelled = 1;
-			snprintf(resp->error, sizeof(resp->error), "the request was aborted");
-			goto out;
-		}
-	}
-	while ((msg = curl_multi_info_read(h->multi, &left)))
-		if (msg->msg == CURLMSG_DONE)
-			done = msg->data.result;
-	resp->curl_code = (int)done;
-	if (done == CURLE_OK) {
-		rc = 0;
-	} else if (done == CURLE_WRITE_ERROR && resp->aborted) {
-		snprintf(resp->error, sizeof(resp->error), "stopped by the reader");
-	} else {
-		snprintf(resp->error, sizeof(resp->error), "%s", curl_easy_strerror(done));
-	}
-out:
+	rc = transfer(h, resp);
 	fill_timings(h, resp);
 	curl_multi_remove_handle(h->multi, h->easy);
 	/* The key is in these lines: wipe them before they go back. */

@@ -3,7 +3,8 @@
 /*
  * The provider subsystem, xg_provider_, xg_http_, xg_sse_: HTTP, SSE, and a
  * client for the model APIs with its retries and error classes.  Its one
- * public header; provider/internal.h is what the wire kinds share.
+ * public header; provider/internal.h is what the folder's files share, and
+ * its top comment maps them.
  */
 #include <stdint.h>
 #include "buf.h"
@@ -320,12 +321,16 @@ void xg_provider_free(struct xg_provider *p);
 int xg_provider_encode(struct xg_provider *p, jv request, struct xg_buf *body,
 		       char *err, size_t errlen);
 
+/* xg_provider_stream's outcome when the callback stopped the request
+ * before its end: neither a finish nor an error event, and no exit code. */
+enum { XG_PROVIDER_STOPPED = -1 };
+
 /*
  * Sends request (consumed) and streams its events to cb, retrying
  * transient failures under p->policy.  Returns 0 after a finish event, or
  * the exit code of the final error (also delivered as an error event and
- * left in *err when err is not NULL), or -1 when the callback stopped the
- * request before its end.
+ * left in *err when err is not NULL), or XG_PROVIDER_STOPPED when the
+ * callback stopped the request before its end.
  */
 int xg_provider_stream(struct xg_provider *p, jv request,
 		       const struct xg_provider_callbacks *cb, struct xg_provider_error *err);

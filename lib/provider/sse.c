@@ -1,3 +1,10 @@
+/*
+ * The server-sent-events parser (provider.h gives the rules it follows).
+ * Bytes are cut into lines, each line is a comment or a field, and a blank
+ * line dispatches the event built so far.  A UTF-8 BOM is skipped at the
+ * very start only, a CR at the end of one feed may be half of a CRLF the
+ * next feed ends, and every buffer stops at the event ceiling.
+ */
 #include "xg.h"
 #include "provider/provider.h"
 

@@ -1,0 +1,206 @@
+/*
+ * Encoding a request: the one walk over it that every wire kind shares.
+ *
+ * xg_provider_encode checks what every kind needs (a model, a role for
+ * each message, an id for each tool result) and walks the request in the
+ * order its body is written: "model", the kind's opening members, the
+ * system prompt, the messages one by one, the tool schemas, the kind's
+ * closing members.  At each piece it asks the kind's struct xg_encoder
+ * (internal.h) what that piece looks like on its wire; the kinds fill in
+ * their tables in chat.c, responses.c and anthropic.c.  A body's members
+ * keep the order in which they were set, so this order is the order of
+ * the bytes, which tests/fixtures/provider/encode-*.json hold.
+ */
+#include "xg.h"
+#include "provider/internal.h"
+
+static int64_t int_peek(jv obj, const char *key)
+{
+	long long v;
+
+	return xg_json_int_peek(obj, key, &v) < 0 ? -1 : v;
+}
+
+/* How much of system stays the same from request to request, for the
+ * cache hints: "system_stable" bytes, backed off to a UTF-8 boundary, or
+ * all of it. */
+static size_t stable_len_peek(jv req, const char *system, size_t len)
+{
+	int64_t n = int_peek(req, "system_stable");
+
+	if (n < 0 || (size_t)n >= len)
+		return len;
+	while (n > 0 && ((unsigned char)system[n] & 0xc0) == 0x80)
+		n--;
+	return (size_t)n;
+}
+
+jv xg_encode_args_text(jv args)
+{
+	if (jv_get_kind(args) == JV_KIND_STRING)
+		return args;
+	if (jv_get_kind(args) == JV_KIND_OBJECT)
+		return jv_dump_string(args, 0);
+	jv_free(args);
+	return jv_string("{}");
+}
+
+static jv add_part(jv parts, jv part)
+{
+	if (!jv_is_valid(part)) {
+		jv_free(part);
+		return parts;
+	}
+	return jv_array_append(parts, part);
+}
+
+/* An assistant message: its parts, then the message. */
+static void add_assistant_peek(struct xg_encode *e, const struct xg_encoder *enc, jv m)
+{
+	jv r = xg_json_get_peek(m, "reasoning"), calls = xg_json_get_peek(m, "tool_calls");
+	const char *text = xg_json_string_peek(m, "text");
+	jv parts = jv_array();
+	int i, n;
+
+	n = enc->reasoning && jv_get_kind(r) == JV_KIND_ARRAY ? xg_json_length_peek(r) : 0;
+	for (i = 0; i < n; i++) {
+		jv b = jv_array_get(jv_copy(r), i);
+		struct xg_encode_reasoning rb = {
+			xg_json_string_peek(b, "text"), xg_json_string_peek(b, "signature"),
+			xg_json_string_peek(b, "redacted"), xg_json_string_peek(b, "id")
+		};
+
+		parts = add_part(parts, enc->reasoning(&rb));
+		jv_free(b);
+	}
+	if (enc->text && text && *text)
+		parts = add_part(parts, enc->text(text));
+	n = jv_get_kind(calls) == JV_KIND_ARRAY ? xg_json_length_peek(calls) : 0;
+	for (i = 0; i < n; i++) {
+		jv c = jv_array_get(jv_copy(calls), i);
+		const char *id = xg_json_string_peek(c, "id"), *name = xg_json_string_peek(c, "name");
+
+		parts = add_part(parts, enc->tool_call(id ? id : "", name ? name : "",
+						       jv_copy(xg_json_get_peek(c, "args"))));
+		jv_free(c);
+	}
+	enc->assistant(e, text, parts);
+}
+
+/* Message number i by its role; -1 with err set when it has no role the
+ * walk knows, or is a tool result without an id. */
+static int add_message_peek(struct xg_encode *e, const struct xg_encoder *enc, jv m, int i,
+			    char *err, size_t errlen)
+{
+	const char *role = xg_json_string_peek(m, "role");
+	const char *id = xg_json_string_peek(m, "id");
+	const char *s;
+	bool ok = true;
+
+	if (!role) {
+		snprintf(err, errlen, "request: messages[%d]: %s", i, enc->no_role);
+		return -1;
+	}
+	if (!strcmp(role, "user")) {
+		s = xg_json_string_peek(m, "text");
+		enc->user(e, s ? s : "");
+	} else if (!strcmp(role, "assistant")) {
+		add_assistant_peek(e, enc, m);
+	} else if (!strcmp(role, "tool")) {
+		if (!id) {
+			snprintf(err, errlen, "request: messages[%d]: missing field 'id'", i);
+			return -1;
+		}
+		s = xg_json_string_peek(m, "output");
+		xg_json_bool_peek(m, "ok", &ok);
+		enc->tool_result(e, id, s ? s : "", ok);
+	} else {
+		snprintf(err, errlen, "request: messages[%d]: unknown role '%s'", i, role);
+		return -1;
+	}
+	return 0;
+}
+
+/* The body's "tools", when the request has any. */
+static void add_tools_peek(struct xg_encode *e, const struct xg_encoder *enc, jv tools)
+{
+	int i, n = jv_get_kind(tools) == JV_KIND_ARRAY ? xg_json_length_peek(tools) : 0;
+	jv arr;
+
+	if (n <= 0)
+		return;
+	arr = jv_array();
+	for (i = 0; i < n; i++) {
+		jv t = jv_array_get(jv_copy(tools), i), params = xg_json_get_peek(t, "parameters");
+		const char *name = xg_json_string_peek(t, "name");
+
+		params = jv_is_valid(params) ? jv_copy(params) :
+			xg_json_set(jv_object(), "type", jv_string("object"));
+		arr = jv_array_append(arr, enc->tool(name ? name : "",
+						     xg_json_string_peek(t, "description"), params));
+		jv_free(t);
+	}
+	e->body = xg_json_set(e->body, "tools", arr);
+}
+
+/* The walk; -1 with err set when the request is malformed. */
+static int encode_peek(const struct xg_provider *p, jv req, jv *out, char *err, size_t errlen)
+{
+	const struct xg_encoder *enc = &p->wire->encode;
+	const char *model = xg_json_string_peek(req, "model");
+	jv src = xg_json_get_peek(req, "messages");
+	struct xg_encode e = { .dialect = p->dialect };
+	int i, n;
+
+	if (!model) {
+		snprintf(err, errlen, "request: missing field 'model'");
+		return -1;
+	}
+	e.system = xg_json_string_peek(req, "system");
+	e.system_len = e.system ? strlen(e.system) : 0;
+	e.system_stable = e.system ? stable_len_peek(req, e.system, e.system_len) : 0;
+	e.effort = xg_json_string_peek(req, "effort");
+	e.cache_key = xg_json_string_peek(req, "cache_key");
+	e.max_output = int_peek(req, "max_output");
+	e.body = xg_json_set(jv_object(), "model", jv_string(model));
+	e.list = jv_array();
+	if (enc->begin)
+		enc->begin(&e);
+	if (e.system && *e.system)
+		enc->system(&e);
+	n = jv_get_kind(src) == JV_KIND_ARRAY ? xg_json_length_peek(src) : 0;
+	for (i = 0; i < n; i++) {
+		jv m = jv_array_get(jv_copy(src), i);
+		int rc = add_message_peek(&e, enc, m, i, err, errlen);
+
+		jv_free(m);
+		if (rc < 0) {
+			jv_free(e.list);
+			jv_free(e.body);
+			return -1;
+		}
+	}
+	e.body = xg_json_set(e.body, enc->list_key, e.list);
+	add_tools_peek(&e, enc, xg_json_get_peek(req, "tools"));
+	enc->end(&e);
+	*out = e.body;
+	return 0;
+}
+
+int xg_provider_encode(struct xg_provider *p, jv request, struct xg_buf *body,
+		       char *err, size_t errlen)
+{
+	jv out;
+	int rc;
+
+	if (jv_get_kind(request) != JV_KIND_OBJECT) {
+		snprintf(err, errlen, "request: not a JSON object");
+		jv_free(request);
+		return -1;
+	}
+	rc = encode_peek(p, request, &out, err, errlen);
+	jv_free(request);
+	if (rc < 0)
+		return -1;
+	return xg_json_dump(body, out);
+}
