@@ -28,7 +28,7 @@
  * and then that one request writes the conversation afresh (it still reads
  * tools and system through the first marker).  Two of the four breakpoints
  * stay unused: spending them on blocks would only help the first wide turns
- * of a conversation, because a marker once sent stays.  docs/providers.md
+ * of a conversation, because a marker once sent stays.  docs/internals/providers.md
  * says what of Anthropic's documentation this rests on.
  */
 #include "xg.h"
