@@ -1,3 +1,11 @@
+/*
+ * Ignore rules in gitignore syntax (see snapshot/internal.h): the reading
+ * of a file of patterns into a list, each pattern classified once (negated,
+ * for directories only, matching a name at any depth, a plain suffix), the
+ * matching of a path against a list, last pattern first, and wildmatch for
+ * the wildcards, "**" included.  Also the one loader of git's global
+ * excludes file, which a snapshot and a replay both honour.
+ */
 #include "xg.h"
 #include "snapshot/internal.h"
 
@@ -84,6 +92,31 @@ int xg_snapshot_rules_load(struct xg_snapshot_rules *r, const char *base, const 
 	xg_snapshot_rules_add(r, b.buf, b.len);
 	xg_buf_release(&b);
 	return 0;
+}
+
+char *xg_snapshot_rules_user_file(const char *name)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+
+	if (xdg && *xdg)
+		return xg_asprintf("%s/git/%s", xdg, name);
+	return home ? xg_asprintf("%s/.config/git/%s", home, name) : NULL;
+}
+
+void xg_snapshot_rules_load_excludes_file(struct xg_snapshot_rules *r, git_config *cfg)
+{
+	git_buf path = { 0 };
+	char *f;
+
+	if (cfg && !git_config_get_path(&path, cfg, "core.excludesfile")) {
+		xg_snapshot_rules_load(r, "", path.ptr);
+		git_buf_dispose(&path);
+		return;
+	}
+	f = xg_snapshot_rules_user_file("ignore");
+	if (f)
+		xg_snapshot_rules_load(r, "", f);
+	free(f);
 }
 
 void xg_snapshot_rules_release(struct xg_snapshot_rules *r)

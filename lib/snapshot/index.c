@@ -1,3 +1,11 @@
+/*
+ * The reader of git's index file (see snapshot/internal.h): the header,
+ * the entries of versions 2 and 3, and of version 4 with its paths
+ * compressed against the one before, then the extensions.  Of those only
+ * TREE, the cache tree, is read; one we cannot parse is dropped, as it is
+ * only a cache.  A split index (link) or another extension git requires
+ * (a lowercase name) is refused, since the entries alone would be wrong.
+ */
 #include "xg.h"
 #include "snapshot/internal.h"
 

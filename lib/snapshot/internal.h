@@ -2,14 +2,16 @@
 #define XG_SNAPSHOT_INTERNAL_H
 /*
  * Private to lib/snapshot/: nothing outside the folder includes this header.
- * The index reader, the ignore rules, the scan of the working tree and the
- * object pack that the snapshot's files share.
+ * The index reader, the ignore rules, the scan of the working tree, the
+ * object pack, and the state of one snapshot as take.c hands it to the
+ * steps in untracked.c, blob.c, tree.c and commit.c.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 #include <pthread.h>
 #include <git2.h>
+#include "snapshot/snapshot.h"
 
 /*
  * A read-only view of a git index file (versions 2, 3 and 4): its entries
@@ -98,6 +100,15 @@ int xg_snapshot_rules_match(const struct xg_snapshot_rules *r, const char *path,
 			    size_t len, int is_dir);
 /* wildmatch: 1 when text matches pattern; pathname makes '*' stop at '/'. */
 int xg_snapshot_wildmatch(const char *pattern, const char *text, int pathname);
+/*
+ * Loads git's global excludes file into r: core.excludesFile as cfg sets
+ * it, else (cfg NULL included) $XDG_CONFIG_HOME/git/ignore, or
+ * ~/.config/git/ignore when XDG_CONFIG_HOME is unset or empty.
+ */
+void xg_snapshot_rules_load_excludes_file(struct xg_snapshot_rules *r, git_config *cfg);
+/* "$XDG_CONFIG_HOME/git/name", or "$HOME/.config/git/name" when
+ * XDG_CONFIG_HOME is unset or empty, in a new string; NULL with neither. */
+char *xg_snapshot_rules_user_file(const char *name);
 
 /*
  * The scan of the working tree against the index: one job per directory
@@ -181,6 +192,20 @@ struct xg_snapshot_scan_dir *xg_snapshot_scan_lookup(const struct xg_snapshot_sc
 						     const char *path, size_t len);
 void xg_snapshot_scan_release(struct xg_snapshot_scan *sc);
 int xg_snapshot_scan_name_cmp(const void *a, const void *b);
+/* The hash of a path (FNV-1a) that the scan's map is keyed by, and the
+ * cache of trees too. */
+size_t xg_snapshot_scan_hash(const char *path, size_t len);
+
+/*
+ * How a step that may give up at the deadline ends.  Giving up is not a
+ * failure: the snapshot record says "timeout" and names no error, and
+ * nothing of the step is left in the repository.
+ */
+enum {
+	XG_SNAPSHOT_DONE = 0,
+	XG_SNAPSHOT_FAILED = -1,	/* an error, with the message where the step says */
+	XG_SNAPSHOT_TIMED_OUT = -2	/* the deadline passed: gave up, nothing written */
+};
 
 /*
  * The new objects of a snapshot, kept in memory until the snapshot is
@@ -220,12 +245,102 @@ void xg_snapshot_pack_release(struct xg_snapshot_pack *pk);
 int xg_snapshot_pack_add(struct xg_snapshot_pack *pk, git_object_t type, char *data,
 			 size_t len, unsigned char oid[20]);
 /*
- * Writes what was added under objdir ("<gitdir>/objects"); -1 with err.
- * Past deadline (an xg_clock_ms() value; 0 for none), checked as the pack
- * is written and before it is put in place, it gives up and returns -2,
+ * Writes what was added under objdir ("<gitdir>/objects"): XG_SNAPSHOT_DONE,
+ * or XG_SNAPSHOT_FAILED with the message in err.  Past deadline (an
+ * xg_clock_ms() value; 0 for none), checked as the pack is written and
+ * before it is put in place, it gives up and returns XG_SNAPSHOT_TIMED_OUT,
  * with its temporary files removed.
  */
 int xg_snapshot_pack_write(struct xg_snapshot_pack *pk, const char *objdir,
 			   int64_t deadline, char *err, size_t errlen);
+
+/*
+ * One snapshot as it is taken (take.c): the options and the deadline, the
+ * repository and its index, the scan, the ignore rules, and what the steps
+ * find and make on the way: untracked.c the untracked files admitted
+ * within the limits, blob.c their contents and those of the changed files
+ * hashed into blobs, tree.c the trees, commit.c the commit and the writing
+ * of every new object at the end.  Counts and skipped paths go into the
+ * record; err holds the message of an error that stopped it.
+ */
+
+struct xg_snapshot_ufile {	/* an untracked file to include */
+	char *path;
+	size_t len;
+	unsigned char type;	/* DT_REG, DT_LNK, DT_DIR for a nested repository; 0: left out */
+	unsigned char oid[20];
+	uint32_t mode;
+	uint64_t size;
+};
+
+struct xg_snapshot_state {
+	const struct xg_snapshot_opts *o;
+	int64_t start, deadline;
+	git_repository *repo;
+	git_odb *odb;
+	const char *workdir;
+	int rootfd;
+	struct xg_snapshot_index ix;
+	struct xg_snapshot_scan sc;
+	struct xg_snapshot_rules exclude, excludes_file;
+	int can_filter;
+	unsigned char *oids;	/* per index entry: the hashed id */
+	uint32_t *modes;	/* per index entry: the working tree's mode */
+	struct xg_snapshot_ufile *u;
+	size_t nu, au;
+	uint64_t utotal;
+	size_t ucount;
+	jv skipped;
+	size_t nskipped;
+	long changed, deleted;
+	uint64_t bytes;
+	size_t files;
+	int complete, timed_out;
+	struct xg_snapshot_cache_tree **cache;	/* path -> cache tree */
+	size_t ncache;
+	struct xg_snapshot_pack pk;
+	char *pre_workdir, *pre_gitdir;	/* where the early scan runs */
+	int prescanned;
+	char err[512];
+};
+
+/* Whether the deadline has passed; once it has, it stays so. */
+int xg_snapshot_timed_out(struct xg_snapshot_state *s);
+/* Leaves path out, with its reason in the record's skipped[]. */
+void xg_snapshot_skip(struct xg_snapshot_state *s, const char *path, size_t len,
+		      const char *reason);
+/* The message of libgit2's last error. */
+const char *xg_snapshot_git_message(void);
+
+/* Finds the untracked files the ignore rules let through, within the
+ * limits, into s->u; what the limits leave out is skipped. */
+void xg_snapshot_untracked_walk(struct xg_snapshot_state *s);
+
+/*
+ * Read the changed tracked files and the untracked ones and hash them into
+ * blobs (kept in s->pk), noting changes and deletions: XG_SNAPSHOT_DONE,
+ * XG_SNAPSHOT_TIMED_OUT, or XG_SNAPSHOT_FAILED with s->err.  A file that
+ * cannot be read is skipped, not a failure.
+ */
+int xg_snapshot_blob_hash_tracked(struct xg_snapshot_state *s);
+int xg_snapshot_blob_hash_untracked(struct xg_snapshot_state *s);
+
+/* The index's cache tree by path, so that a directory without changes
+ * keeps its tree; xg_snapshot_tree_invalidate marks the directories above
+ * a changed path as changed. */
+void xg_snapshot_tree_cache_build(struct xg_snapshot_state *s);
+void xg_snapshot_tree_invalidate(struct xg_snapshot_state *s, const char *path, size_t len);
+/* Builds the snapshot's top tree into tree, setting s->files; -1 with
+ * s->err. */
+int xg_snapshot_tree_write(struct xg_snapshot_state *s, unsigned char tree[20]);
+
+/*
+ * Makes the commit of tree on parent (NULL: none) into oid and writes every
+ * new object: XG_SNAPSHOT_DONE, XG_SNAPSHOT_TIMED_OUT (nothing put in place,
+ * s->timed_out set), or XG_SNAPSHOT_FAILED with s->err.
+ */
+int xg_snapshot_commit_write(struct xg_snapshot_state *s, git_config *cfg,
+			     const unsigned char tree[20], const git_oid *parent,
+			     unsigned char oid[20]);
 
 #endif

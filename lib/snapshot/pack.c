@@ -1,3 +1,14 @@
+/*
+ * The pack of a snapshot's new objects (see snapshot/internal.h): the
+ * in-memory set that xg_snapshot_pack_add fills, hashing each object and
+ * dropping those the repository or the set has already, then the writing
+ * at the end.  A few objects are written loose through libgit2; more make
+ * one pack file (version 2, objects stored in zlib blocks without
+ * compression) and its index (version 2), each written to a temporary file
+ * with a running SHA-1 and CRC-32 and renamed into place, the pack first.
+ * The deadline is checked at every buffer written and once more before the
+ * renames: giving up removes the temporary files.
+ */
 #include "xg.h"
 #include "snapshot/internal.h"
 #include "sha1.h"
@@ -302,6 +313,7 @@ static int close_fd(struct out *w)
 	return rc;
 }
 
+/* Each object as a loose file: XG_SNAPSHOT_DONE, _FAILED or _TIMED_OUT. */
 static int write_loose(struct xg_snapshot_pack *pk, int64_t deadline, char *err, size_t errlen)
 {
 	size_t i;
@@ -312,25 +324,25 @@ static int write_loose(struct xg_snapshot_pack *pk, int64_t deadline, char *err,
 		/* An object already written is whole, and unreachable: gc
 		 * removes it as it removes any other. */
 		if (deadline && xg_clock_ms() > deadline)
-			return -2;
+			return XG_SNAPSHOT_TIMED_OUT;
 		if (git_odb_write(&id, pk->odb, pk->objs[i].data, pk->objs[i].len,
 				  pk->objs[i].type) < 0) {
-			snprintf(err, errlen, "cannot write object: %s",
-				 git_error_last() ? git_error_last()->message : "unknown error");
-			return -1;
+			snprintf(err, errlen, "cannot write object: %s", xg_snapshot_git_message());
+			return XG_SNAPSHOT_FAILED;
 		}
 	}
-	return 0;
+	return XG_SNAPSHOT_DONE;
 }
 
 /* Writes a temporary file from tmpl (a mkstemp template, replaced by the
- * name made) with what fill writes; read-only when done. */
+ * name made) with what fill writes; read-only when done.  XG_SNAPSHOT_DONE,
+ * or _FAILED or _TIMED_OUT with the file removed. */
 static int write_tmp(struct out *w, char *tmpl, char *err, size_t errlen,
 		     int (*fill)(struct out *, void *), void *arg)
 {
 	if (open_tmp(w, tmpl) < 0) {
 		snprintf(err, errlen, "cannot create '%s': %s", tmpl, strerror(errno));
-		return -1;
+		return XG_SNAPSHOT_FAILED;
 	}
 	if (fill(w, arg) < 0 || fchmod(w->fd, 0444) < 0 || close_fd(w) < 0) {
 		int timed_out = w->failed == ETIMEDOUT;
@@ -340,9 +352,9 @@ static int write_tmp(struct out *w, char *tmpl, char *err, size_t errlen,
 		if (w->fd >= 0)
 			close_fd(w);
 		unlink(tmpl);
-		return timed_out ? -2 : -1;
+		return timed_out ? XG_SNAPSHOT_TIMED_OUT : XG_SNAPSHOT_FAILED;
 	}
-	return 0;
+	return XG_SNAPSHOT_DONE;
 }
 
 struct pack_job {
@@ -387,17 +399,17 @@ int xg_snapshot_pack_write(struct xg_snapshot_pack *pk, const char *objdir,
 	struct pack_job j = { pk, NULL, NULL, { 0 } };
 	char *dir, *tmp_pack, *tmp_idx, *name = NULL, hex[41];
 	struct out *w;
-	int i, rc = -1;
+	int i, rc = XG_SNAPSHOT_FAILED;
 
 	if (!pk->nr)
-		return 0;
+		return XG_SNAPSHOT_DONE;
 	if (pk->nr <= XG_SNAPSHOT_LOOSE_MAX)
 		return write_loose(pk, deadline, err, errlen);
 	dir = xg_path_join(objdir, "pack");
 	if (xg_mkdir_p(dir, 0777) < 0) {
 		snprintf(err, errlen, "cannot create '%s': %s", dir, strerror(errno));
 		free(dir);
-		return -1;
+		return XG_SNAPSHOT_FAILED;
 	}
 	w = xg_malloc(sizeof(*w));
 	w->deadline = deadline;
@@ -405,18 +417,18 @@ int xg_snapshot_pack_write(struct xg_snapshot_pack *pk, const char *objdir,
 	j.offs = xg_malloc(pk->nr * sizeof(*j.offs));
 	tmp_pack = xg_asprintf("%s/tmp_pack_XXXXXX", dir);
 	tmp_idx = xg_asprintf("%s/tmp_idx_XXXXXX", dir);
-	if ((rc = write_tmp(w, tmp_pack, err, errlen, fill_pack, &j)) < 0)
+	if ((rc = write_tmp(w, tmp_pack, err, errlen, fill_pack, &j)) != XG_SNAPSHOT_DONE)
 		goto out;
-	if ((rc = write_tmp(w, tmp_idx, err, errlen, fill_idx, &j)) < 0) {
+	if ((rc = write_tmp(w, tmp_idx, err, errlen, fill_idx, &j)) != XG_SNAPSHOT_DONE) {
 		unlink(tmp_pack);
 		goto out;
 	}
-	rc = -1;
+	rc = XG_SNAPSHOT_FAILED;
 	/* The last moment to give up: the renames make the objects real. */
 	if (deadline && xg_clock_ms() > deadline) {
 		unlink(tmp_pack);
 		unlink(tmp_idx);
-		rc = -2;
+		rc = XG_SNAPSHOT_TIMED_OUT;
 		goto out;
 	}
 	for (i = 0; i < 20; i++)
@@ -436,7 +448,7 @@ int xg_snapshot_pack_write(struct xg_snapshot_pack *pk, const char *objdir,
 		unlink(tmp_idx);
 		goto out;
 	}
-	rc = 0;
+	rc = XG_SNAPSHOT_DONE;
 out:
 	free(name);
 	free(tmp_pack);

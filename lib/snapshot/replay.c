@@ -25,19 +25,12 @@ struct replay {
 	size_t chain_alloc;
 };
 
-static const char *lg_message(void)
-{
-	const git_error *e = git_error_last();
-
-	return e && e->message ? e->message : "unknown error";
-}
-
 /* Reports a libgit2 failure, keeping errno for the exit status. */
 static int lg_error(const char *what)
 {
 	int e = errno;
 
-	xg_error("%s: %s", what, lg_message());
+	xg_error("%s: %s", what, xg_snapshot_git_message());
 	errno = e;
 	return -1;
 }
@@ -220,8 +213,6 @@ static int ignored_by(struct replay *r, size_t depth, const char *path, int is_d
 	return 0;
 }
 
-/* Walks directory rel ("" for the top) copying the files that git ignores
- * and .worktreeinclude names. */
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -304,7 +295,6 @@ static int walk_includes(struct replay *r, const char *rel, size_t depth, int ig
 static int load_rules(struct replay *r)
 {
 	git_config *cfg = NULL;
-	git_buf path = { 0 };
 	char *p;
 	char err[256];
 
@@ -320,19 +310,9 @@ static int load_rules(struct replay *r)
 	xg_snapshot_rules_load(&r->exclude, "",
 			       p = xg_asprintf("%sinfo/exclude", git_repository_commondir(r->src)));
 	free(p);
-	if (!git_repository_config_snapshot(&cfg, r->src) &&
-	    !git_config_get_path(&path, cfg, "core.excludesfile")) {
-		xg_snapshot_rules_load(&r->excludes_file, "", path.ptr);
-		git_buf_dispose(&path);
-	} else {
-		const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-
-		p = xdg && *xdg ? xg_asprintf("%s/git/ignore", xdg)
-				: home ? xg_asprintf("%s/.config/git/ignore", home) : NULL;
-		if (p)
-			xg_snapshot_rules_load(&r->excludes_file, "", p);
-		free(p);
-	}
+	if (git_repository_config_snapshot(&cfg, r->src) < 0)
+		cfg = NULL;
+	xg_snapshot_rules_load_excludes_file(&r->excludes_file, cfg);
 	git_config_free(cfg);
 	return 0;
 }
@@ -424,7 +404,8 @@ static int replay(struct replay *r, const struct xg_snapshot_replay_opts *o,
 		char err[1024];
 
 		if (rc != GIT_ENOTFOUND && rc != GIT_EOWNER) {
-			xg_error("cannot open the repository '%s': %s", dir, lg_message());
+			xg_error("cannot open the repository '%s': %s", dir,
+				 xg_snapshot_git_message());
 			return src_error(r, XG_EX_IOERR);
 		}
 		/* libgit2 says "not found" for a repository another user owns. */
@@ -442,12 +423,14 @@ static int replay(struct replay *r, const struct xg_snapshot_replay_opts *o,
 	}
 	r->srcwork = git_repository_workdir(r->src);
 	if (resolve(r->src, o->commit, &commit) < 0) {
-		xg_error("cannot find the snapshot '%s': %s", o->commit, lg_message());
+		xg_error("cannot find the snapshot '%s': %s", o->commit,
+			 xg_snapshot_git_message());
 		return src_error(r, XG_EX_DATAERR);
 	}
 	if (o->base) {
 		if (resolve(r->src, o->base, &base) < 0) {
-			xg_error("cannot find the base '%s': %s", o->base, lg_message());
+			xg_error("cannot find the base '%s': %s", o->base,
+				 xg_snapshot_git_message());
 			return src_error(r, XG_EX_DATAERR);
 		}
 		has_base = 1;

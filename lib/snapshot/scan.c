@@ -1,8 +1,19 @@
+/*
+ * The scan of the working tree against the index (see snapshot/internal.h).
+ * init makes one job per directory the index knows, kept sorted and in a
+ * map by path; the workers take jobs in turn until the deadline, each
+ * listing its directory once and walking the listing beside the index's
+ * entries there, both in byte order: an entry is kept as it is, gone, or
+ * lstat'ed for classify, which compares the stat data as git does once
+ * the core.* settings are known; a name the index does not know is kept
+ * for the untracked walk.  finish waits for the workers and settles the
+ * directories that are gone or could not be read.
+ */
 #include "xg.h"
 #include "snapshot/internal.h"
 #include <dirent.h>
 
-static size_t hash_path(const char *p, size_t len)
+size_t xg_snapshot_scan_hash(const char *p, size_t len)
 {
 	size_t h = 14695981039346656037ULL;
 
@@ -14,7 +25,7 @@ static size_t hash_path(const char *p, size_t len)
 struct xg_snapshot_scan_dir *xg_snapshot_scan_lookup(const struct xg_snapshot_scan *sc,
 						     const char *path, size_t len)
 {
-	size_t s = hash_path(path, len) & (sc->nmap - 1);
+	size_t s = xg_snapshot_scan_hash(path, len) & (sc->nmap - 1);
 
 	for (; sc->map[s]; s = (s + 1) & (sc->nmap - 1))
 		if (sc->map[s]->len == len && !memcmp(sc->map[s]->path, path, len))
@@ -28,7 +39,7 @@ static void map_grow(struct xg_snapshot_scan *sc)
 	struct xg_snapshot_scan_dir **m = xg_calloc(n, sizeof(*m));
 
 	for (i = 0; i < sc->ndirs; i++) {
-		size_t s = hash_path(sc->dirs[i]->path, sc->dirs[i]->len) & (n - 1);
+		size_t s = xg_snapshot_scan_hash(sc->dirs[i]->path, sc->dirs[i]->len) & (n - 1);
 
 		while (m[s])
 			s = (s + 1) & (n - 1);
@@ -63,7 +74,7 @@ static struct xg_snapshot_scan_dir *get_dir(struct xg_snapshot_scan *sc, const c
 	if (sc->ndirs * 2 > sc->nmap) {
 		map_grow(sc);
 	} else {
-		s = hash_path(path, len) & (sc->nmap - 1);
+		s = xg_snapshot_scan_hash(path, len) & (sc->nmap - 1);
 		while (sc->map[s])
 			s = (s + 1) & (sc->nmap - 1);
 		sc->map[s] = d;
@@ -406,7 +417,7 @@ static void settle_gone(struct xg_snapshot_scan *sc)
 		for (k = 0; k < d->nfiles; k++) {
 			const struct xg_snapshot_entry *e = &sc->ix->entries[d->files[k]];
 
-			if ((e->xflags & XG_SNAPSHOT_SKIP_WORKTREE) || (e->flags & XG_SNAPSHOT_ASSUME_VALID))
+			if (keep_as_is(e))
 				sc->state[d->files[k]] = XG_SNAPSHOT_SCAN_KEEP;
 			else
 				sc->state[d->files[k]] = d->err ? XG_SNAPSHOT_SCAN_ERROR : XG_SNAPSHOT_SCAN_GONE;

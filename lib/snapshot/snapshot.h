@@ -21,6 +21,7 @@
  */
 #include <jv.h>
 #include <stddef.h>
+#include "rec.h"
 
 #define XG_SNAPSHOT_MAX_FILE_SIZE (5ULL << 20)
 #define XG_SNAPSHOT_MAX_TOTAL_SIZE (100ULL << 20)
@@ -78,5 +79,31 @@ int xg_snapshot_replay(const struct xg_snapshot_replay_opts *o,
  * there is one it could not open for another reason, 0 when there is none.
  */
 int xg_snapshot_not_found(const char *dir, int rc, char *err, size_t errlen);
+
+/*
+ * xg-snapshot as a stage of a pipeline (snapshot/stage.c).  Each returns
+ * 0 or, after reporting, an exit status; a write error on w is
+ * XG_EX_IOERR, reported as "cannot write standard output".
+ *
+ * xg_snapshot_stage_take passes every record of r (NULL: no input) on to
+ * w, each request followed by its snapshot record, flushed, taken in the
+ * request's cwd unless o->dir is set; without a request it takes one
+ * snapshot.  XG_EX_FAIL when strict and a snapshot has no commit,
+ * XG_EX_DATAERR for a request whose cwd is not a string (checked before
+ * the request goes on).
+ */
+int xg_snapshot_stage_take(struct xg_rec_reader *r, struct xg_rec_writer *w,
+			   const struct xg_snapshot_opts *o, int strict);
+/* 0 with *cwd the request's cwd (NULL when it has none), or XG_EX_DATAERR
+ * after saying so, with input (the reader's name) and the line number. */
+int xg_snapshot_stage_cwd(const struct xg_rec *rec, const char *input, const char **cwd);
+/*
+ * xg_snapshot_stage_replay runs xg_snapshot_replay and writes its record
+ * to w.  When o->commit is "-", the records of r are passed on to w first,
+ * and the last snapshot record with a commit gives the commit, and the
+ * base unless o->base is set; XG_EX_DATAERR when there is none.
+ */
+int xg_snapshot_stage_replay(struct xg_rec_reader *r, struct xg_rec_writer *w,
+			     const struct xg_snapshot_replay_opts *o);
 
 #endif

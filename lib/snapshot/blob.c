@@ -1,0 +1,211 @@
+/*
+ * Blobs: the contents of the files a snapshot reads, as git would store
+ * them.  Only the tracked files whose stat data changed are read, and the
+ * untracked files the walk admitted; a symlink's blob is its target, a
+ * file's its bytes through the clean filters (autocrlf, text, eol, ident)
+ * when attributes or the config may ask for them.  Each blob is hashed
+ * into the snapshot's pack (snapshot/pack.c), which keeps it in memory
+ * until the end.  A tracked file that differs from the index, or is gone,
+ * marks its directories' cache trees as changed (snapshot/tree.c).
+ */
+#include "xg.h"
+#include "snapshot/internal.h"
+#include <dirent.h>
+
+static int read_link(struct xg_snapshot_state *s, const char *path, size_t size,
+		     struct xg_buf *b)
+{
+	size_t cap = size + 1;
+
+	for (;;) {
+		ssize_t n;
+
+		xg_buf_grow(b, cap);
+		n = readlinkat(s->rootfd, path, b->buf, b->alloc);
+		if (n < 0)
+			return -1;
+		if ((size_t)n < b->alloc) {
+			b->len = (size_t)n;
+			b->buf[n] = '\0';
+			return 0;
+		}
+		cap = b->alloc * 2;
+	}
+}
+
+/* 0, or -1 with errno (ETIMEDOUT when the time ran out meanwhile). */
+static int read_file(struct xg_snapshot_state *s, const char *path, size_t size,
+		     struct xg_buf *b)
+{
+	int fd = openat(s->rootfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	xg_buf_grow(b, size + 1);
+	for (;;) {
+		ssize_t n;
+
+		if (xg_buf_grow(b, 1 << 16) < 0)
+			break;
+		n = read(fd, b->buf + b->len, b->alloc - b->len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(fd);
+			return n < 0 ? -1 : 0;
+		}
+		b->len += (size_t)n;
+		b->buf[b->len] = '\0';
+		/* A big file is read in pieces, each a chance to give up. */
+		if (b->len > (8u << 20) && xg_snapshot_timed_out(s)) {
+			close(fd);
+			errno = ETIMEDOUT;
+			return -1;
+		}
+	}
+	close(fd);
+	return 0;
+}
+
+/* The clean filters (core.autocrlf, text, eol, ident) as git add runs them. */
+static void clean_filters(struct xg_snapshot_state *s, const char *path, struct xg_buf *b)
+{
+	git_filter_list *fl = NULL;
+	git_buf out = { 0 };
+
+	if (git_filter_list_load(&fl, s->repo, NULL, path, GIT_FILTER_TO_ODB,
+				 GIT_FILTER_DEFAULT) < 0 || !fl)
+		return;
+	if (!git_filter_list_apply_to_buffer(&out, fl, b->buf, b->len)) {
+		xg_buf_reset(b);
+		xg_buf_add(b, out.ptr, out.size);
+	}
+	git_buf_dispose(&out);
+	git_filter_list_free(fl);
+}
+
+/* Reads path's content as git would store it: a symlink's target, a file's
+ * bytes through the clean filters when attributes or core.autocrlf may ask
+ * for them.  1 done, 0 gone or not a file any more, -1 unreadable. */
+static int read_blob(struct xg_snapshot_state *s, const char *path, char **data,
+		     size_t *len, uint32_t *mode)
+{
+	struct xg_buf b = XG_BUF_INIT(0);
+	struct stat st;
+
+	if (fstatat(s->rootfd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
+	if (S_ISLNK(st.st_mode)) {
+		*mode = 0120000;
+		if (read_link(s, path, (size_t)st.st_size, &b) < 0)
+			goto fail;
+	} else if (S_ISREG(st.st_mode)) {
+		*mode = (st.st_mode & 0100) ? 0100755 : 0100644;
+		if (read_file(s, path, (size_t)st.st_size, &b) < 0)
+			goto fail;
+		if (s->can_filter)
+			clean_filters(s, path, &b);
+	} else {
+		return 0;
+	}
+	*data = xg_buf_detach(&b, len);
+	return 1;
+fail:
+	xg_buf_release(&b);
+	return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
+}
+
+int xg_snapshot_blob_hash_tracked(struct xg_snapshot_state *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->ix.nr; i++) {
+		const struct xg_snapshot_entry *e = &s->ix.entries[i];
+		unsigned char *st = &s->sc.state[i];
+		char *data;
+		size_t len;
+		uint32_t mode;
+		int r;
+
+		if (*st == XG_SNAPSHOT_SCAN_GONE || *st == XG_SNAPSHOT_SCAN_SPECIAL) {
+			if (*st == XG_SNAPSHOT_SCAN_SPECIAL)
+				xg_snapshot_skip(s, e->path, e->pathlen, "special-file");
+			s->deleted += *st == XG_SNAPSHOT_SCAN_GONE;
+			xg_snapshot_tree_invalidate(s, e->path, e->pathlen);
+			continue;
+		}
+		if (*st == XG_SNAPSHOT_SCAN_ERROR) {
+			xg_snapshot_skip(s, e->path, e->pathlen, "unreadable");
+			*st = XG_SNAPSHOT_SCAN_KEEP;
+			continue;
+		}
+		if (*st != XG_SNAPSHOT_SCAN_HASH)
+			continue;
+		if (xg_snapshot_timed_out(s))
+			return XG_SNAPSHOT_TIMED_OUT;
+		r = read_blob(s, e->path, &data, &len, &mode);
+		if (r < 0 && s->timed_out)
+			return XG_SNAPSHOT_TIMED_OUT;
+		if (r < 0) {
+			xg_snapshot_skip(s, e->path, e->pathlen, "unreadable");
+			*st = e->stage ? XG_SNAPSHOT_SCAN_GONE : XG_SNAPSHOT_SCAN_KEEP;
+			continue;
+		}
+		if (r == 0) {
+			*st = XG_SNAPSHOT_SCAN_GONE;
+			s->deleted++;
+			xg_snapshot_tree_invalidate(s, e->path, e->pathlen);
+			continue;
+		}
+		if (mode != 0120000 && !s->sc.filemode)
+			mode = (e->mode & S_IFMT) == S_IFREG ? (e->mode & 0100 ? 0100755 : 0100644)
+							     : 0100644;
+		s->bytes += len;
+		if (xg_snapshot_pack_add(&s->pk, GIT_OBJECT_BLOB, data, len, s->oids + 20 * i) < 0) {
+			snprintf(s->err, sizeof(s->err), "cannot hash '%s': %s", e->path,
+				 xg_snapshot_git_message());
+			return XG_SNAPSHOT_FAILED;
+		}
+		s->modes[i] = mode;
+		if (e->stage || mode != e->mode || memcmp(s->oids + 20 * i, e->oid, 20)) {
+			s->changed++;
+			xg_snapshot_tree_invalidate(s, e->path, e->pathlen);
+		}
+	}
+	return XG_SNAPSHOT_DONE;
+}
+
+int xg_snapshot_blob_hash_untracked(struct xg_snapshot_state *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nu; i++) {
+		struct xg_snapshot_ufile *f = &s->u[i];
+		char *data;
+		size_t len;
+		int r;
+
+		xg_snapshot_tree_invalidate(s, f->path, f->len);
+		if (f->type == DT_DIR)
+			continue;
+		if (xg_snapshot_timed_out(s))
+			return XG_SNAPSHOT_TIMED_OUT;
+		r = read_blob(s, f->path, &data, &len, &f->mode);
+		if (r <= 0) {
+			if (s->timed_out)
+				return XG_SNAPSHOT_TIMED_OUT;
+			if (r < 0)
+				xg_snapshot_skip(s, f->path, f->len, "unreadable");
+			f->type = 0;	/* left out */
+			continue;
+		}
+		f->size = len;
+		if (xg_snapshot_pack_add(&s->pk, GIT_OBJECT_BLOB, data, len, f->oid) < 0) {
+			snprintf(s->err, sizeof(s->err), "cannot hash '%s': %s", f->path,
+				 xg_snapshot_git_message());
+			return XG_SNAPSHOT_FAILED;
+		}
+		s->bytes += len;
+	}
+	return XG_SNAPSHOT_DONE;
+}
