@@ -138,6 +138,8 @@ int xg_snapshot_stage_replay(struct xg_rec_reader *r, struct xg_rec_writer *w,
 
 	if (!strcmp(o->commit, "-")) {
 		rc = xg_rec_filter(r, w, "snapshot", keep_last, &last);
+		if (rc == XG_EX_IOERR)
+			write_error();	/* xg_rec_filter leaves it to us */
 		if (!rc && !last.commit) {
 			xg_error("no snapshot record with a commit on %s", r->name);
 			rc = XG_EX_DATAERR;
