@@ -35,6 +35,8 @@ all: $(PROGS)
 
 -include $(LIB_OBJ:.o=.d) $(CMD_SRC:.c=.d) $(DRIVER_SRC:.c=.d)
 
+# Made afresh each time: two folders may each have a file of one name
+# (choices/filter.c, prompt/filter.c), which ar would replace in place.
 lib/libxg.a: $(LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $(LIB_OBJ)
