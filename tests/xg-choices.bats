@@ -623,7 +623,7 @@ print(len(lines), len(c), c[0]["from"], c[0]["to"], c[0]["effort"], "XG_TEST_ALP
 	keys beta
 	# Hold the conversation's lock so that every start reads the old model
 	# before any of them can append.
-	xg-test-lib hold-lock "$CONVS/r1.jsonl" 30 > "$BATS_TEST_TMPDIR/held" &
+	xg-test lib hold-lock "$CONVS/r1.jsonl" 30 > "$BATS_TEST_TMPDIR/held" &
 	holder=$!
 	while ! grep -q locked "$BATS_TEST_TMPDIR/held"; do sleep 0.05; done
 	pids=()
@@ -831,7 +831,7 @@ print(len(lines), len(c), c[0]["from"], c[0]["to"], c[0]["effort"], "XG_TEST_ALP
 @test "set gives up with exit 75 when another set holds the lock too long" {
 	saved_choices
 	cp "$ACCT/choices.json" "$BATS_TEST_TMPDIR/before"
-	xg-test-lib hold-lock "$ACCT/choices.json.lock" 30 > "$BATS_TEST_TMPDIR/held" &
+	xg-test lib hold-lock "$ACCT/choices.json.lock" 30 > "$BATS_TEST_TMPDIR/held" &
 	holder=$!
 	while ! grep -q locked "$BATS_TEST_TMPDIR/held"; do sleep 0.05; done
 	XG_LOCK_TIMEOUT=100 run_split xg-choices set --mode plan --model alpha/a1
@@ -844,7 +844,7 @@ print(len(lines), len(c), c[0]["from"], c[0]["to"], c[0]["effort"], "XG_TEST_ALP
 
 @test "auth gives up with exit 75 when another writer holds the keys' lock too long" {
 	mkdir -p "$ACCT"
-	xg-test-lib hold-lock "$ACCT/auth.json.lock" 30 > "$BATS_TEST_TMPDIR/held" &
+	xg-test lib hold-lock "$ACCT/auth.json.lock" 30 > "$BATS_TEST_TMPDIR/held" &
 	holder=$!
 	while ! grep -q locked "$BATS_TEST_TMPDIR/held"; do sleep 0.05; done
 	XG_LOCK_TIMEOUT=100 run_split xg-choices auth alpha <<<"alpha-locked-key"
@@ -860,7 +860,7 @@ print(len(lines), len(c), c[0]["from"], c[0]["to"], c[0]["effort"], "XG_TEST_ALP
 	saved_choices
 	history_on c14 alpha/a2 minimal
 	keys beta
-	xg-test-lib hold-lock "$CONVS/c14.jsonl" 30 > "$BATS_TEST_TMPDIR/held" &
+	xg-test lib hold-lock "$CONVS/c14.jsonl" 30 > "$BATS_TEST_TMPDIR/held" &
 	holder=$!
 	while ! grep -q locked "$BATS_TEST_TMPDIR/held"; do sleep 0.05; done
 	XG_LOCK_TIMEOUT=100 run_split xg-choices start --conversation c14 </dev/null
