@@ -2,7 +2,7 @@
 # The conversation library (lib/conversation.c) through xg-test lib's conv-*
 # verbs: the header, locked appends, torn lines, reading from the end.
 
-load helper
+load lib/helper
 
 setup() {
 	CONVS="$XG_HOME/state/conversations"

@@ -2,7 +2,7 @@
 # libxg's core, through the test driver (xg-test lib): records, buffers,
 # files, locks, paths and option parsing.
 
-load helper
+load lib/helper
 
 @test "records pass through with their bytes and order, blank lines skipped, CRLF accepted" {
 	printf '{"type":"a", "x":1.50}\r\n\n   \r\n{"type":"b","s":"\\u00e9"}\n{"type":"c"}' >in

@@ -4,7 +4,7 @@
 # than the API's four cache_control breakpoints.  Encoding only (--encode):
 # nothing is sent.
 
-load helper
+load lib/helper
 
 # Writes the requests of a run of $1 turns into $BATS_TEST_TMPDIR/req-N.json,
 # one per model call, each the whole conversation so far.  Turns vary: text

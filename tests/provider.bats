@@ -3,8 +3,8 @@
 # Timings here are generous on purpose: nothing asserts how fast anything is
 # (bench/provider.sh measures that).
 
-load helper
-load fake-provider
+load lib/helper
+load lib/fake-provider
 
 setup() {
 	REQ="$FIXTURES/provider/request.json"

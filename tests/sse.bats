@@ -2,7 +2,7 @@
 # The SSE parser (lib/provider/sse.c) on hand-made streams; the recorded
 # provider streams are replayed in provider.bats.
 
-load helper
+load lib/helper
 
 sse_events() {
 	printf "$1" >"$BATS_TEST_TMPDIR/in.sse"

@@ -4,7 +4,7 @@
 # choices/share) has providers alpha and beta, which need XG_TEST_ALPHA_KEY
 # and XG_TEST_BETA_KEY, and local, which needs none.
 
-load helper
+load lib/helper
 
 setup() {
 	unset OPENAI_API_KEY ANTHROPIC_API_KEY OPENROUTER_API_KEY XG_TEST_ALPHA_KEY XG_TEST_BETA_KEY

@@ -2,7 +2,7 @@
 # xg-classify-plan: ADR-0077's outcome table, the code rules, record mode,
 # exit statuses and limits.
 
-load helper
+load lib/helper
 
 F="$FIXTURES/classify-plan"
 

@@ -2,7 +2,7 @@
 # xg-prompt-compile: the pack, budgets and cuts, determinism, variants and
 # their versions, and which version a conversation compiles on.
 
-load helper
+load lib/helper
 
 setup() {
 	SMALL="$BATS_TEST_TMPDIR/small"

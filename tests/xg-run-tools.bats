@@ -3,7 +3,7 @@
 # lib/run/gate.c), through the test driver (xg-test tools), which runs one
 # call and prints {"gate":..., "result":...} on one line.
 
-load helper
+load lib/helper
 
 setup() {
 	WS="$BATS_TEST_TMPDIR/ws"

@@ -3,8 +3,8 @@
 # three wire kinds.  The catalog gets a provider "fake" with one model,
 # fake/m, whose key is $XG_TEST_KEY; the fake provider checks it.
 
-load helper
-load fake-provider
+load lib/helper
+load lib/fake-provider
 
 KINDS="openai-chat openai-responses anthropic-messages"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # xg-snapshot: snapshots of the working tree, and replay clones.
 
-load helper
+load lib/helper
 
 setup() {
 	# git and libgit2 read no person's or machine's configuration here.

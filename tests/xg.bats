@@ -2,7 +2,7 @@
 # xg, the dispatcher: xg FOO runs xg-FOO; xg run, plan and resume run the
 # pipeline of a run, print it (--dry-run) or render it for a person.
 
-load helper
+load lib/helper
 
 setup() {
 	mkdir -p extra
@@ -480,7 +480,7 @@ need_xg_run() {
 	[ -x "$XG_SRCDIR/bin/xg-run" ] || skip "xg-run is not built"
 	unset OPENAI_API_KEY ANTHROPIC_API_KEY OPENROUTER_API_KEY
 	export XG_TEST_KEY=test-secret-4d7a FAKE_PROVIDER_KEY=test-secret-4d7a
-	load fake-provider
+	load lib/fake-provider
 	fake_provider_start || return 1
 	mkdir -p "$XG_HOME/config"
 	cat >"$XG_HOME/config/models.json" <<-EOF

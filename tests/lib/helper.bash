@@ -1,5 +1,6 @@
-# Loaded by every tests/*.bats file: bats-support, bats-assert, and a private
-# XG_HOME per test so no test sees another's state or the person's own.
+# Loaded by every tests/*.bats file (load lib/helper): bats-support,
+# bats-assert, and a private XG_HOME per test so no test sees another's
+# state or the person's own.
 for d in /usr/lib/bats /usr/local/lib/bats /usr/lib/node_modules; do
 	if [ -f "$d/bats-support/load.bash" ]; then
 		load "$d/bats-support/load.bash"
@@ -11,8 +12,8 @@ done
 : "${XG_SRCDIR:=$(cd "$BATS_TEST_DIRNAME/.." && pwd)}"
 export XG_SRCDIR
 export PATH="$XG_SRCDIR/bin:$XG_SRCDIR/tests/bin:$PATH"
-# Python helpers the tests import (tests/runpipe.py).
-export PYTHONPATH="$XG_SRCDIR/tests${PYTHONPATH:+:$PYTHONPATH}"
+# Python helpers the tests import (tests/lib/runpipe.py).
+export PYTHONPATH="$XG_SRCDIR/tests/lib${PYTHONPATH:+:$PYTHONPATH}"
 [ -d "$XG_SRCDIR/tests/vgbin" ] && export PATH="$XG_SRCDIR/tests/vgbin:$PATH"
 export XG_HOME="$BATS_TEST_TMPDIR/home"
 export XG_SHARE_DIR="$XG_SRCDIR/share/xg"
