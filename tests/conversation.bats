@@ -178,13 +178,10 @@ print(sorted(int(json.loads(l)["text"].split()[0][1:]) for l in open(sys.argv[1]
 @test "an append waits for a held lock, and gives up with exit 75 naming the holder" {
 	echo '{"type":"message","role":"user","text":"first"}' | xg-test lib conv-append c9
 	cp "$CONVS/c9.jsonl" "$BATS_TEST_TMPDIR/before"
-	xg-test lib hold-lock "$CONVS/c9.jsonl" 30 > "$BATS_TEST_TMPDIR/held" &
-	holder=$!
-	while ! grep -q locked "$BATS_TEST_TMPDIR/held"; do sleep 0.05; done
+	hold_lock "$CONVS/c9.jsonl" 30
 	export XG_LOCK_TIMEOUT=200
 	run_split xg-test lib conv-append c9 <<<'{"type":"message","role":"user","text":"second"}'
-	kill "$holder"
-	wait "$holder" || true
+	release_lock
 	assert_failure 75
 	[[ "$stderr" == *"$CONVS/c9.jsonl"*"locked by process $holder"*"XG_LOCK_TIMEOUT"* ]]
 	cmp "$CONVS/c9.jsonl" "$BATS_TEST_TMPDIR/before"
@@ -192,9 +189,7 @@ print(sorted(int(json.loads(l)["text"].split()[0][1:]) for l in open(sys.argv[1]
 
 @test "an append that waits less than the timeout goes through once the lock is released" {
 	echo '{"type":"message","role":"user","text":"first"}' | xg-test lib conv-append c10
-	xg-test lib hold-lock "$CONVS/c10.jsonl" 1 > "$BATS_TEST_TMPDIR/held" &
-	holder=$!
-	while ! grep -q locked "$BATS_TEST_TMPDIR/held"; do sleep 0.05; done
+	hold_lock "$CONVS/c10.jsonl" 1
 	export XG_LOCK_TIMEOUT=20000
 	run_split xg-test lib conv-append c10 <<<'{"type":"message","role":"user","text":"second"}'
 	wait "$holder"

@@ -102,9 +102,7 @@ load lib/helper
 }
 
 @test "a lock not had in time is exit 75 and names the holder" {
-	xg-test lib hold-lock "$PWD/log" 5 >held &
-	holder=$!
-	for i in $(seq 1 100); do [ -s held ] && break; sleep 0.05; done
+	hold_lock "$PWD/log" 5
 	XG_LOCK_TIMEOUT=100 run_split xg-test lib append "$PWD/log" <<<"x"
 	kill "$holder" 2>/dev/null || true
 	assert_equal "$status" 75

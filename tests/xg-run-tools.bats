@@ -47,6 +47,18 @@ wait_for_file() {
 	return 1
 }
 
+# What a command a tool runs sees of a terminal: field 7 of /proc/PID/stat
+# is the controlling terminal (0 is none), and /dev/tty opens or not.
+TTY_PROBE='read -r a b c d e f t g </proc/$$/stat; echo $t; (: </dev/tty) 2>/dev/null || echo no terminal'
+
+# Runs one tool call as tool does, but under script(1), which gives the
+# driver a terminal of its own; $output is then the call's output.
+tool_on_terminal() {
+	run script -qec "$(printf '%q ' xg-test tools --workspace "$WS" "$@")>'$BATS_TEST_TMPDIR/res'" /dev/null
+	assert_success
+	run jq -r .result.output "$BATS_TEST_TMPDIR/res"
+}
+
 # ---- the table ----
 
 @test "the tool table lists each tool with a description and an object schema" {
@@ -120,10 +132,7 @@ wait_for_file() {
 }
 
 @test "bash has no controlling terminal even when the caller has one" {
-	run script -qec "xg-test tools --workspace '$WS' bash '{\"command\":\"read -r a b c d e f t g </proc/\$\$/stat; echo \$t; (: </dev/tty) 2>/dev/null || echo no terminal\"}' >'$BATS_TEST_TMPDIR/res'" /dev/null
-	assert_success
-	run jq -r .result.output "$BATS_TEST_TMPDIR/res"
-	# Field 7 of /proc/PID/stat is the controlling terminal; 0 is none.
+	tool_on_terminal bash "{\"command\":\"$TTY_PROBE\"}"
 	assert_line --index 0 0
 	assert_line --index 1 "no terminal"
 }
@@ -576,9 +585,7 @@ wait_for_file() {
 }
 
 @test "the ask command never gets a terminal" {
-	run script -qec "xg-test tools --workspace '$WS' --ask 'cat >/dev/null; read -r a b c d e f t g </proc/\$\$/stat; echo \$t; (: </dev/tty) 2>/dev/null || echo no terminal' ask_user '{\"question\":\"q\"}' >'$BATS_TEST_TMPDIR/res'" /dev/null
-	assert_success
-	run jq -r .result.output "$BATS_TEST_TMPDIR/res"
+	tool_on_terminal --ask "cat >/dev/null; $TTY_PROBE" ask_user '{"question":"q"}'
 	assert_line --index 0 0
 	assert_line --index 1 "no terminal"
 }

@@ -25,12 +25,7 @@ teardown() {
 serve() {
 	fake_provider_stop
 	fake_provider_start || return 1
-	mkdir -p "$XG_HOME/config"
-	cat >"$XG_HOME/config/models.json" <<-EOF
-	{"providers": {"fake": {"kind": "$1", "base_url": "$FAKE_URL", "key_env": "XG_TEST_KEY",
-	  "models": {"m": {"context_window": 100000, "max_output_tokens": 4096,
-	                   "efforts": [], "default_effort": null}}}}}
-	EOF
+	fake_catalog "$1"
 }
 
 # Runs xg-run on fake/m with stdin closed off.

@@ -482,12 +482,7 @@ need_xg_run() {
 	export XG_TEST_KEY=test-secret-4d7a FAKE_PROVIDER_KEY=test-secret-4d7a
 	load lib/fake-provider
 	fake_provider_start || return 1
-	mkdir -p "$XG_HOME/config"
-	cat >"$XG_HOME/config/models.json" <<-EOF
-	{"providers": {"fake": {"kind": "openai-chat", "base_url": "$FAKE_URL", "key_env": "XG_TEST_KEY",
-	  "models": {"m": {"context_window": 100000, "max_output_tokens": 4096,
-	                   "efforts": [], "default_effort": null}}}}}
-	EOF
+	fake_catalog openai-chat
 }
 
 teardown() {

@@ -32,6 +32,18 @@ fake_provider_start() {
 	export FAKE_LOG FAKE_PORT FAKE_URL FAKE_PID
 }
 
+# fake_catalog KIND: the catalog in $XG_HOME gets a provider "fake" that
+# speaks KIND at the fake provider, with one model, fake/m, whose key is
+# $XG_TEST_KEY.
+fake_catalog() {
+	mkdir -p "$XG_HOME/config"
+	cat >"$XG_HOME/config/models.json" <<-EOF
+	{"providers": {"fake": {"kind": "$1", "base_url": "$FAKE_URL", "key_env": "XG_TEST_KEY",
+	  "models": {"m": {"context_window": 100000, "max_output_tokens": 4096,
+	                   "efforts": [], "default_effort": null}}}}}
+	EOF
+}
+
 fake_provider_stop() {
 	if [ -n "${FAKE_PID:-}" ]; then
 		kill "$FAKE_PID" 2>/dev/null || true

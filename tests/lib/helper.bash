@@ -32,5 +32,26 @@ run_split() {
 	run --separate-stderr "$@"
 }
 
+# hold_lock PATH SECONDS: another process takes the lock on PATH as xg's
+# writers do, and holds it for SECONDS; this returns once it has it, with
+# $holder its process id (the test fails if it has not in 10 s).
+hold_lock() {
+	local i
+	xg-test lib hold-lock "$1" "$2" >"$BATS_TEST_TMPDIR/held" &
+	holder=$!
+	for i in $(seq 1 200); do
+		grep -q locked "$BATS_TEST_TMPDIR/held" && return 0
+		sleep 0.05
+	done
+	kill "$holder" 2>/dev/null || true
+	fail "the lock on '$1' was not taken"
+}
+
+# release_lock: ends the holder hold_lock started, before its time.
+release_lock() {
+	kill "$holder"
+	wait "$holder" || true
+}
+
 # Every test works in its own scratch directory.
 cd "$BATS_TEST_TMPDIR" || exit 1
