@@ -171,6 +171,20 @@ load lib/helper
 	assert_output --regexp '^xg-test-lib \(xg\) [0-9]+\.[0-9]+\.[0-9]+$'
 }
 
+@test "the test driver lists its sub-commands, and an unknown one is exit 2" {
+	run xg-test --help
+	assert_success
+	assert_line --index 0 "usage: xg-test <sub-command> [<argument>...]"
+	assert_line "   lib"
+	assert_line "   tools"
+	run_split xg-test frobnicate cat
+	assert_equal "$status" 2
+	assert_regex "$stderr" "^xg-test: unknown sub-command 'frobnicate'"$'\n'"usage: xg-test "
+	run_split xg-test
+	assert_equal "$status" 2
+	assert_regex "$stderr" "^xg-test: a sub-command is needed"
+}
+
 @test "a write error on stdout is exit 74" {
 	[ -w /dev/full ] || skip "no /dev/full"
 	run_split sh -c 'xg-test lib --version >/dev/full'
