@@ -13,8 +13,12 @@ LIB_SRC := $(sort $(wildcard lib/*.c lib/*/*.c))
 LIB_OBJ := $(LIB_SRC:.c=.o)
 CMD_SRC := $(sort $(wildcard cmd/*.c))
 PROGS := $(patsubst cmd/%.c,bin/%,$(CMD_SRC))
-DRIVER_SRC := $(sort $(wildcard tests/drivers/*.c))
-DRIVERS := $(patsubst tests/drivers/%.c,tests/bin/%,$(DRIVER_SRC))
+# The one test driver: a sub-command a file of tests/helper/ (git's test-tool).
+DRIVER_SRC := $(sort $(wildcard tests/helper/*.c))
+DRIVER_OBJ := $(DRIVER_SRC:.c=.o)
+DRIVER := tests/bin/xg-test
+# bench/run.sh's floor: a program that links libcurl and nothing more.
+FLOOR := bench/bin/curl-floor
 MAN1 := $(wildcard man/*.1)
 MAN5 := $(wildcard man/*.5)
 MAN7 := $(wildcard man/*.7)
@@ -33,7 +37,7 @@ all: $(PROGS)
 %.o: %.c .build-flags
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
--include $(LIB_OBJ:.o=.d) $(CMD_SRC:.c=.d) $(DRIVER_SRC:.c=.d)
+-include $(LIB_OBJ:.o=.d) $(CMD_SRC:.c=.d) $(DRIVER_SRC:.c=.d) bench/curl-floor.d
 
 # Made afresh each time: two folders may each have a file of one name
 # (choices/filter.c, prompt/filter.c), which ar would replace in place.
@@ -45,16 +49,20 @@ bin/%: cmd/%.o lib/libxg.a
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) -o $@ $< lib/libxg.a $(LDLIBS)
 
-tests/bin/%: tests/drivers/%.o lib/libxg.a
+$(DRIVER): $(DRIVER_OBJ) lib/libxg.a
 	@mkdir -p tests/bin
+	$(CC) $(LDFLAGS) -o $@ $(DRIVER_OBJ) lib/libxg.a $(LDLIBS)
+
+$(FLOOR): bench/curl-floor.o lib/libxg.a
+	@mkdir -p bench/bin
 	$(CC) $(LDFLAGS) -o $@ $< lib/libxg.a $(LDLIBS)
 
 # VALGRIND=1 puts wrappers that run each program under valgrind first on
 # PATH; the tests do not need to know.
-check: all $(DRIVERS)
+check: all $(DRIVER)
 	@rm -rf tests/vgbin
 ifeq ($(VALGRIND),1)
-	@mkdir -p tests/vgbin; for p in $(PROGS) $(DRIVERS); do \
+	@mkdir -p tests/vgbin; for p in $(PROGS) $(DRIVER); do \
 	  n=$${p##*/}; printf '#!/bin/sh\nexec valgrind -q --leak-check=full --error-exitcode=1 "%s" "$$@"\n' "$(CURDIR)/$$p" > tests/vgbin/$$n; \
 	  chmod +x tests/vgbin/$$n; done
 endif
@@ -104,9 +112,9 @@ print-deps:
 	@echo $(DEPS)
 
 clean:
-	rm -rf bin tests/bin tests/vgbin lib/libxg.a .build-flags
-	find lib cmd tests -name '*.[od]' -delete
+	rm -rf bin tests/bin tests/vgbin bench/bin lib/libxg.a .build-flags
+	find lib cmd tests bench -name '*.[od]' -delete
 
 FORCE:
 .PHONY: all check lint lint-man bench install uninstall deps print-deps clean FORCE
-.SECONDARY: $(LIB_OBJ) $(CMD_SRC:.c=.o) $(DRIVER_SRC:.c=.o)
+.SECONDARY: $(LIB_OBJ) $(CMD_SRC:.c=.o) $(DRIVER_OBJ) bench/curl-floor.o

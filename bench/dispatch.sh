@@ -11,8 +11,8 @@
 # Run from the source tree: sh bench/dispatch.sh
 set -eu
 cd "$(dirname "$0")/.."
-make -s all tests/bin/xg-test-run >/dev/null
-driver="$PWD/tests/bin/xg-test-run"
+make -s all tests/bin/xg-test >/dev/null
+driver="$PWD/tests/bin/xg-test"
 N=${N:-30}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -51,11 +51,11 @@ for _ in range(3):
 show("xg_ms", [timed(xg) for _ in range(n)])
 show("sh_ms", [timed(["sh", "-c", cmd]) for _ in range(n)])
 show("dry_run_ms", [timed(["xg", "run", "--dry-run", "fix the failing test"]) for _ in range(n)])
-# Through xg-test-run: a child forked from this Python process would start
+# Through xg-test run: a child forked from this Python process would start
 # with Python's pages resident and report those as its peak.
 rss = []
 for _ in range(n):
-    p = subprocess.run([driver] + xg, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    p = subprocess.run([driver, "run"] + xg, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     rss.append(json.loads(p.stderr.decode().strip().splitlines()[-1])["maxrss_kib"])
 show("xg_rss_kib", rss, "KiB")
 PY

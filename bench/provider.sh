@@ -6,30 +6,30 @@
 #      the loopback fake provider (target under 1 ms after the first
 #      connection): encode + libcurl's pretransfer time as the client sees
 #      it, and the time until the fake provider had read the whole request.
-# Run from the source tree after "make all tests/bin/xg-test-sse
-# tests/bin/xg-test-provider" (make bench builds "all" only).
+# Run from the source tree after "make all tests/bin/xg-test" (make bench
+# builds "all" only).
 set -eu
 cd "$(dirname "$0")/.."
-make -s all tests/bin/xg-test-sse tests/bin/xg-test-provider >/dev/null
+make -s all tests/bin/xg-test >/dev/null
 W=tests/fixtures/wire
 MB=${MB:-256}
 N=${N:-200}
 
 echo "-- SSE throughput ($MB MB fed in 16 KiB reads)"
 for f in $W/openai-chat-text.sse $W/openai-responses-toolcalls.sse $W/anthropic-toolcalls.sse; do
-	tests/bin/xg-test-sse bench "$f" "$MB"
+	tests/bin/xg-test sse bench "$f" "$MB"
 done
 
 echo "-- request start to first byte on the wire ($N requests on one client)"
 tmp=$(mktemp -d)
 trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 echo "{\"text\":\"ok\",\"repeat\":$N}" >"$tmp/script"
-python3 tests/fake-provider --script "$tmp/script" --log "$tmp/log" --port-file "$tmp/port" \
+python3 tests/lib/fake-provider --script "$tmp/script" --log "$tmp/log" --port-file "$tmp/port" \
 	--idle-exit 60 >/dev/null 2>&1 &
 pid=$!
 while [ ! -s "$tmp/port" ]; do sleep 0.05; done
 printf '%s\n' '{"model":"m","system":"You are a benchmark.","messages":[{"role":"user","text":"hi"}]}' |
-	XG_TEST_KEY=bench tests/bin/xg-test-provider --stats --repeat "$N" openai-chat \
+	XG_TEST_KEY=bench tests/bin/xg-test provider --stats --repeat "$N" openai-chat \
 	"http://127.0.0.1:$(cat "$tmp/port")/v1" >"$tmp/out"
 python3 - "$tmp/out" "$tmp/log" <<'PY'
 import json, sys

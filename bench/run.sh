@@ -12,17 +12,17 @@
 #   peak_rss_kib      peak resident set of the largest process (target
 #                     under 10 MiB)
 # as medians, with the minimum and maximum.  For scale, the same figures of
-# a program that only links libcurl and sets it up (xg-test-curl-floor): the
+# a program that only links libcurl and sets it up (bench/bin/curl-floor): the
 # floor any process that speaks HTTP through libcurl starts from here.
 # Run from the source tree: sh bench/run.sh
 set -eu
 cd "$(dirname "$0")/.."
-make -s all tests/bin/xg-test-run tests/bin/xg-test-curl-floor >/dev/null
+make -s all tests/bin/xg-test bench/bin/curl-floor >/dev/null
 N=${N:-15}
 tmp=$(mktemp -d)
 trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 echo "{\"text\":\"Done: nothing to change.\",\"usage\":{\"input\":1000,\"cached_input\":900,\"output\":8},\"repeat\":$((2 * N + 2))}" >"$tmp/script"
-python3 tests/fake-provider --script "$tmp/script" --log "$tmp/log" --port-file "$tmp/port" \
+python3 tests/lib/fake-provider --script "$tmp/script" --log "$tmp/log" --port-file "$tmp/port" \
 	--idle-exit 120 >/dev/null 2>&1 &
 pid=$!
 while [ ! -s "$tmp/port" ]; do sleep 0.05; done
@@ -49,11 +49,11 @@ mkdir -p "$repo"
 	git -c user.name=b -c user.email=b@example.com commit -qm files
 	echo edit >>dir0/f0.txt
 )
-python3 - "$PWD/tests/bin/xg-test-run" "$PWD/bin" "$repo" "$tmp/log" "$N" <<'PY'
+python3 - "$PWD/tests/bin/xg-test" "$PWD/bin" "$repo" "$tmp/log" "$N" <<'PY'
 import json, subprocess, sys
-driver, bindir, repo, logpath, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+driver, bindir, repo, logpath, n = [sys.argv[1], "run"], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
 def one(argv):
-    p = subprocess.run([driver] + argv + ["--model", "fake/m", "say done"], cwd=repo,
+    p = subprocess.run(driver + argv + ["--model", "fake/m", "say done"], cwd=repo,
                        stdin=subprocess.DEVNULL, capture_output=True)
     stats = json.loads(p.stderr.decode().strip().splitlines()[-1])
     assert stats["status"] == 0, p.stderr.decode()
@@ -75,7 +75,7 @@ for cmd, argv in (("xg run", [bindir + "/xg", "run", "--json"]), ("xg-run", [bin
     show(cmd, "first_request_ms", first, 15)
     show(cmd, "turn_ms", turn, 40)
     show(cmd, "peak_rss_kib", rss, 10240)
-floor = [subprocess.run([driver, bindir + "/../tests/bin/xg-test-curl-floor"],
+floor = [subprocess.run(driver + [bindir + "/../bench/bin/curl-floor"],
                         capture_output=True) for i in range(n)]
 floor = [json.loads(p.stderr.decode().strip().splitlines()[-1]) for p in floor]
 show("libcurl alone", "turn_ms", [f["ms"] for f in floor], None)

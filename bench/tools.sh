@@ -1,11 +1,11 @@
 #!/bin/sh
 # What xg-run's tools cost, through the test driver (one process per call,
 # so each figure includes starting it): the median wall time of N runs.
-#   sh bench/tools.sh        (after make all tests/bin/xg-test-tools)
+#   sh bench/tools.sh        (after make all tests/bin/xg-test)
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-drv="$top/tests/bin/xg-test-tools"
-[ -x "$drv" ] || { echo "bench/tools.sh: build tests/bin/xg-test-tools first" >&2; exit 1; }
+drv="$top/tests/bin/xg-test"
+[ -x "$drv" ] || { echo "bench/tools.sh: build tests/bin/xg-test first" >&2; exit 1; }
 n=${N:-31}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -20,7 +20,7 @@ median() {
 	: >times
 	while [ $i -lt "$n" ]; do
 		s=$(date +%s%N)
-		"$drv" --workspace ws --run-dir run "$@" >/dev/null
+		"$drv" tools --workspace ws --run-dir run "$@" >/dev/null
 		e=$(date +%s%N)
 		echo $(( (e - s) / 1000 )) >>times
 		i=$((i + 1))

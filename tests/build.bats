@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # The build: the banned-function list, install and uninstall.
 
-load helper
+load lib/helper
 
 @test "a banned function is a compile error" {
 	for f in 'strcpy(d, s)' 'strcat(d, s)' 'sprintf(d, "%s", s)' 'strtok(d, s)' \

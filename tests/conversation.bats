@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
-# The conversation library (lib/conversation.c) through xg-test-lib's conv-*
+# The conversation library (lib/conversation.c) through xg-test lib's conv-*
 # verbs: the header, locked appends, torn lines, reading from the end.
 
-load helper
+load lib/helper
 
 setup() {
 	CONVS="$XG_HOME/state/conversations"
@@ -19,10 +19,10 @@ for l in open(sys.argv[1]).read().split("\n")[:-1]:
 
 @test "the first append writes the header once, and every entry gets its time" {
 	cd "$BATS_TEST_TMPDIR"
-	echo '{"type":"message","role":"user","text":"one"}' | xg-test-lib conv-append c1
+	echo '{"type":"message","role":"user","text":"one"}' | xg-test lib conv-append c1
 	printf '%s\n' '{"type":"message","role":"assistant","text":"two","model":"a/b"}' \
 		'{"type":"variant_change","to":"default@1","at":"2026-01-02T03:04:05.000Z"}' |
-		xg-test-lib conv-append c1
+		xg-test lib conv-append c1
 	run types "$CONVS/c1.jsonl"
 	assert_output - <<-'EOF'
 	conversation
@@ -46,7 +46,7 @@ print([bool(re.match(t, e["at"])) for e in lines[1:]], lines[3]["at"])
 
 @test "a conversation is its owner's alone: the file is 0600, the directories it creates 0700" {
 	umask 022
-	echo '{"type":"message","role":"user","text":"a secret"}' | xg-test-lib conv-append c1
+	echo '{"type":"message","role":"user","text":"a secret"}' | xg-test lib conv-append c1
 	run stat -c '%a %n' "$XG_HOME" "$XG_HOME/state" "$CONVS" "$CONVS/c1.jsonl"
 	assert_output - <<-EOF
 	700 $XG_HOME
@@ -59,10 +59,10 @@ print([bool(re.match(t, e["at"])) for e in lines[1:]], lines[3]["at"])
 @test "an older conversation left readable by others is made private on its next append" {
 	mkdir -p "$CONVS"
 	chmod 755 "$CONVS"
-	echo '{"type":"message","role":"user","text":"one"}' | xg-test-lib conv-append c2
+	echo '{"type":"message","role":"user","text":"one"}' | xg-test lib conv-append c2
 	chmod 644 "$CONVS/c2.jsonl"
 	chmod 755 "$CONVS"
-	echo '{"type":"message","role":"user","text":"two"}' | xg-test-lib conv-append c2
+	echo '{"type":"message","role":"user","text":"two"}' | xg-test lib conv-append c2
 	run stat -c '%a %n' "$CONVS" "$CONVS/c2.jsonl"
 	assert_output - <<-EOF
 	700 $CONVS
@@ -73,8 +73,8 @@ print([bool(re.match(t, e["at"])) for e in lines[1:]], lines[3]["at"])
 
 @test "a scan reads the entries newest first, the header last" {
 	for i in 1 2 3; do echo "{\"type\":\"message\",\"role\":\"user\",\"text\":\"$i\"}"; done |
-		xg-test-lib conv-append c2
-	run_split xg-test-lib conv-scan c2
+		xg-test lib conv-append c2
+	run_split xg-test lib conv-scan c2
 	assert_success
 	run python3 -c 'import json,sys; [print(json.loads(l).get("text", json.loads(l)["type"])) for l in sys.stdin]' <<<"$output"
 	assert_output - <<-'EOF'
@@ -91,8 +91,8 @@ import json
 for i in range(3000):
     n = 200000 if i % 700 == 5 else 40
     print(json.dumps({"type": "message", "role": "user", "text": "%d:%s" % (i, "x" * n)}))
-' | xg-test-lib conv-append c3
-	run_split xg-test-lib conv-scan c3
+' | xg-test lib conv-append c3
+	run_split xg-test lib conv-scan c3
 	assert_success
 	run python3 -c '
 import json, sys
@@ -106,11 +106,11 @@ print(got == [str(i) for i in reversed(range(3000))] + ["H"])
 	printf '%s\n' '{"type":"model_change","from":"a/1","to":"a/2","effort":"low","reason":"x"}' \
 		'{"type":"message","role":"user","text":"hi"}' \
 		'{"type":"model_change","from":"a/2","to":"a/3","effort":"high","reason":"y"}' \
-		'{"type":"message","role":"user","text":"again"}' | xg-test-lib conv-append c4
-	run_split xg-test-lib conv-last c4 model_change
+		'{"type":"message","role":"user","text":"again"}' | xg-test lib conv-append c4
+	run_split xg-test lib conv-last c4 model_change
 	assert_success
 	[[ "$output" == *'"to":"a/3"'* ]]
-	run_split xg-test-lib conv-last c4 goal
+	run_split xg-test lib conv-last c4 goal
 	assert_output null
 }
 
@@ -118,32 +118,32 @@ print(got == [str(i) for i in reversed(range(3000))] + ["H"])
 	printf '%s\n' '{"type":"message","role":"assistant","text":"a","model":"p/one","effort":"low"}' \
 		'{"type":"model_change","from":"p/one","to":"p/two","effort":"high","reason":"r"}' \
 		'{"type":"message","role":"user","text":"\"model\":\"p/three\""}' \
-		'{"type":"message","role":"assistant","text":"no model named"}' | xg-test-lib conv-append c5
-	run_split xg-test-lib conv-last-model c5
+		'{"type":"message","role":"assistant","text":"no model named"}' | xg-test lib conv-append c5
+	run_split xg-test lib conv-last-model c5
 	assert_output '{"id":"p/two","effort":"high","entry":"model_change"}'
-	echo '{"type":"message","role":"assistant","text":"b","model":"p/four"}' | xg-test-lib conv-append c5
-	run_split xg-test-lib conv-last-model c5
+	echo '{"type":"message","role":"assistant","text":"b","model":"p/four"}' | xg-test lib conv-append c5
+	run_split xg-test lib conv-last-model c5
 	assert_output '{"id":"p/four","effort":null,"entry":"message"}'
-	run_split xg-test-lib conv-last-model no-such-conversation
+	run_split xg-test lib conv-last-model no-such-conversation
 	assert_success
 	assert_output null
 }
 
 @test "a torn last line is ignored with a notice, and the next append starts a fresh line" {
-	printf '%s\n' '{"type":"message","role":"assistant","text":"ok","model":"p/one"}' | xg-test-lib conv-append c6
+	printf '%s\n' '{"type":"message","role":"assistant","text":"ok","model":"p/one"}' | xg-test lib conv-append c6
 	printf '{"type":"model_change","from":"p/one","to":"p/t' >> "$CONVS/c6.jsonl"
-	run_split xg-test-lib conv-last-model c6
+	run_split xg-test lib conv-last-model c6
 	assert_success
 	assert_output '{"id":"p/one","effort":null,"entry":"message"}'
 	[[ "$stderr" == *"torn"* ]]
-	run_split xg-test-lib conv-scan c6
+	run_split xg-test lib conv-scan c6
 	assert_success
 	[ "${#lines[@]}" = 2 ]
-	echo '{"type":"message","role":"user","text":"after"}' | xg-test-lib conv-append c6
+	echo '{"type":"message","role":"user","text":"after"}' | xg-test lib conv-append c6
 	run tail -n 2 "$CONVS/c6.jsonl"
 	assert_line --index 0 '{"type":"model_change","from":"p/one","to":"p/t'
 	[[ "${lines[1]}" == '{"type":"message","role":"user","text":"after","at":"'* ]]
-	run_split xg-test-lib conv-scan c6
+	run_split xg-test lib conv-scan c6
 	assert_success
 	assert_equal "$stderr" ''
 	[[ "${lines[0]}" == *'"text":"after"'* ]]
@@ -151,9 +151,9 @@ print(got == [str(i) for i in reversed(range(3000))] + ["H"])
 }
 
 @test "a torn line longer than a read block is ignored too" {
-	echo '{"type":"message","role":"assistant","text":"ok","model":"p/one"}' | xg-test-lib conv-append c7
+	echo '{"type":"message","role":"assistant","text":"ok","model":"p/one"}' | xg-test lib conv-append c7
 	python3 -c 'import sys; sys.stdout.write("{\"type\":\"message\",\"text\":\"" + "y" * 300000)' >> "$CONVS/c7.jsonl"
-	run_split xg-test-lib conv-last-model c7
+	run_split xg-test lib conv-last-model c7
 	assert_output '{"id":"p/one","effort":null,"entry":"message"}'
 	[[ "$stderr" == *"torn"* ]]
 }
@@ -161,7 +161,7 @@ print(got == [str(i) for i in reversed(range(3000))] + ["H"])
 @test "twenty parallel appends are all present, one header, every line valid JSON" {
 	for i in $(seq 1 20); do
 		echo "{\"type\":\"message\",\"role\":\"user\",\"text\":\"n$i $(head -c 3000 /dev/zero | tr '\0' x)\"}" |
-			xg-test-lib conv-append c8 &
+			xg-test lib conv-append c8 &
 	done
 	wait
 	run types "$CONVS/c8.jsonl"
@@ -176,27 +176,22 @@ print(sorted(int(json.loads(l)["text"].split()[0][1:]) for l in open(sys.argv[1]
 }
 
 @test "an append waits for a held lock, and gives up with exit 75 naming the holder" {
-	echo '{"type":"message","role":"user","text":"first"}' | xg-test-lib conv-append c9
+	echo '{"type":"message","role":"user","text":"first"}' | xg-test lib conv-append c9
 	cp "$CONVS/c9.jsonl" "$BATS_TEST_TMPDIR/before"
-	xg-test-lib hold-lock "$CONVS/c9.jsonl" 30 > "$BATS_TEST_TMPDIR/held" &
-	holder=$!
-	while ! grep -q locked "$BATS_TEST_TMPDIR/held"; do sleep 0.05; done
+	hold_lock "$CONVS/c9.jsonl" 30
 	export XG_LOCK_TIMEOUT=200
-	run_split xg-test-lib conv-append c9 <<<'{"type":"message","role":"user","text":"second"}'
-	kill "$holder"
-	wait "$holder" || true
+	run_split xg-test lib conv-append c9 <<<'{"type":"message","role":"user","text":"second"}'
+	release_lock
 	assert_failure 75
 	[[ "$stderr" == *"$CONVS/c9.jsonl"*"locked by process $holder"*"XG_LOCK_TIMEOUT"* ]]
 	cmp "$CONVS/c9.jsonl" "$BATS_TEST_TMPDIR/before"
 }
 
 @test "an append that waits less than the timeout goes through once the lock is released" {
-	echo '{"type":"message","role":"user","text":"first"}' | xg-test-lib conv-append c10
-	xg-test-lib hold-lock "$CONVS/c10.jsonl" 1 > "$BATS_TEST_TMPDIR/held" &
-	holder=$!
-	while ! grep -q locked "$BATS_TEST_TMPDIR/held"; do sleep 0.05; done
+	echo '{"type":"message","role":"user","text":"first"}' | xg-test lib conv-append c10
+	hold_lock "$CONVS/c10.jsonl" 1
 	export XG_LOCK_TIMEOUT=20000
-	run_split xg-test-lib conv-append c10 <<<'{"type":"message","role":"user","text":"second"}'
+	run_split xg-test lib conv-append c10 <<<'{"type":"message","role":"user","text":"second"}'
 	wait "$holder"
 	assert_success
 	run types "$CONVS/c10.jsonl"
@@ -208,7 +203,7 @@ print(sorted(int(json.loads(l)["text"].split()[0][1:]) for l in open(sys.argv[1]
 }
 
 @test "a conversation id that could leave the directory is refused" {
-	run_split xg-test-lib conv-append ../escape <<<'{"type":"message","text":"x"}'
+	run_split xg-test lib conv-append ../escape <<<'{"type":"message","text":"x"}'
 	assert_failure
 	[[ "$stderr" == *"'../escape' is not a conversation id"* ]]
 	[ ! -e "$XG_HOME/state/escape.jsonl" ]

@@ -1,29 +1,29 @@
 #!/usr/bin/env bats
-# libxg's core, through the xg-test-lib driver: records, buffers, files,
-# locks, paths and option parsing.
+# libxg's core, through the test driver (xg-test lib): records, buffers,
+# files, locks, paths and option parsing.
 
-load helper
+load lib/helper
 
 @test "records pass through with their bytes and order, blank lines skipped, CRLF accepted" {
 	printf '{"type":"a", "x":1.50}\r\n\n   \r\n{"type":"b","s":"\\u00e9"}\n{"type":"c"}' >in
-	xg-test-lib cat <in >out
+	xg-test lib cat <in >out
 	printf '{"type":"a", "x":1.50}\r\n{"type":"b","s":"\\u00e9"}\n{"type":"c"}\n' >want
 	cmp want out
-	printf '{"type":"a"}\r\n' | xg-test-lib cat --rewrite >out
+	printf '{"type":"a"}\r\n' | xg-test lib cat --rewrite >out
 	printf '{"type":"a"}\n' >want
 	cmp want out
 }
 
 @test "the writer writes one compact line per record" {
 	printf '{ "type" : "a",\n' >/dev/null
-	printf '{ "type" : "a" , "n" : [1, 2] }\n' | xg-test-lib cat --rewrite >out
+	printf '{ "type" : "a" , "n" : [1, 2] }\n' | xg-test lib cat --rewrite >out
 	run cat out
 	assert_output '{"type":"a","n":[1,2]}'
 }
 
 @test "a line that is not a JSON object is exit 65 naming the line and what was found" {
 	printf '{"type":"a"}\n\n[1,2]\n' >in
-	run_split xg-test-lib cat <in
+	run_split xg-test lib cat <in
 	assert_equal "$status" 65
 	assert_equal "$output" '{"type":"a"}'
 	assert_equal "$stderr" "xg-test-lib: standard input: line 3: a record must be a JSON object, found an array"
@@ -31,7 +31,7 @@ load helper
 
 @test "a line that is not JSON is exit 65 naming the line, without quoting it" {
 	printf '{"type":"a"}\n{"type":"b","key":"sk-CANARY-1234"\n' >in
-	run_split xg-test-lib cat <in
+	run_split xg-test lib cat <in
 	assert_equal "$status" 65
 	assert_regex "$stderr" "^xg-test-lib: standard input: line 2: not JSON: "
 	refute_regex "$stderr" "CANARY"
@@ -39,7 +39,7 @@ load helper
 
 @test "a line over the ceiling is exit 65 naming its line number" {
 	{ echo '{"type":"short"}'; printf '{"type":"long","pad":"%0200d"}\n' 0; } >in
-	XG_MAX_LINE=100 run_split xg-test-lib cat <in
+	XG_MAX_LINE=100 run_split xg-test lib cat <in
 	assert_equal "$status" 65
 	assert_equal "$output" '{"type":"short"}'
 	assert_equal "$stderr" "xg-test-lib: standard input: line 2 is longer than the limit of 100 bytes (XG_MAX_LINE)"
@@ -49,33 +49,33 @@ load helper
 	line='{"type":"x","p":"'$(printf '%081d' 0)'"}'
 	[ ${#line} -eq 100 ]
 	printf '%s\r\n%s\n%s' "$line" "$line" "$line" >in
-	XG_MAX_LINE=100 run xg-test-lib cat <in
+	XG_MAX_LINE=100 run xg-test lib cat <in
 	assert_success
 	assert_equal "${#lines[@]}" 3
 }
 
 @test "a long stream of records is read whole, across read boundaries" {
 	for i in $(seq 1 20000); do printf '{"type":"n","i":%d}\n' "$i"; done >in
-	xg-test-lib cat <in >out
+	xg-test lib cat <in >out
 	cmp in out
 }
 
 @test "a bad XG_MAX_LINE is a configuration error" {
-	XG_MAX_LINE=lots run_split xg-test-lib cat </dev/null
+	XG_MAX_LINE=lots run_split xg-test lib cat </dev/null
 	assert_equal "$status" 78
 	assert_regex "$stderr" "XG_MAX_LINE 'lots' is not a positive number"
 }
 
 @test "a buffer refuses to grow past its ceiling and keeps what it had" {
-	run xg-test-lib buf 10 20
+	run xg-test lib buf 10 20
 	assert_output "refused at 10, len 10"
-	run xg-test-lib buf 0 5000
+	run xg-test lib buf 0 5000
 	assert_output "len 5000"
 }
 
 @test "an atomic write replaces the file whole and leaves no temporary behind" {
 	echo old >f
-	echo new content | xg-test-lib write-atomic "$PWD/f"
+	echo new content | xg-test lib write-atomic "$PWD/f"
 	run cat f
 	assert_output "new content"
 	run ls
@@ -83,14 +83,14 @@ load helper
 }
 
 @test "an atomic write into a missing directory fails with the reason and exit 74" {
-	run_split xg-test-lib write-atomic "$PWD/missing/f" </dev/null
+	run_split xg-test lib write-atomic "$PWD/missing/f" </dev/null
 	assert_equal "$status" 74
 	assert_regex "$stderr" "cannot create a temporary file beside '.*/missing/f': No such file or directory"
 }
 
 @test "twenty concurrent locked appends all land whole" {
 	for i in $(seq 1 20); do
-		printf '{"n":%d,"pad":"%0500d"}\n' "$i" 0 | xg-test-lib append "$PWD/log" &
+		printf '{"n":%d,"pad":"%0500d"}\n' "$i" 0 | xg-test lib append "$PWD/log" &
 	done
 	wait
 	run wc -l <log
@@ -102,93 +102,105 @@ load helper
 }
 
 @test "a lock not had in time is exit 75 and names the holder" {
-	xg-test-lib hold-lock "$PWD/log" 5 >held &
-	holder=$!
-	for i in $(seq 1 100); do [ -s held ] && break; sleep 0.05; done
-	XG_LOCK_TIMEOUT=100 run_split xg-test-lib append "$PWD/log" <<<"x"
+	hold_lock "$PWD/log" 5
+	XG_LOCK_TIMEOUT=100 run_split xg-test lib append "$PWD/log" <<<"x"
 	kill "$holder" 2>/dev/null || true
 	assert_equal "$status" 75
 	assert_regex "$stderr" "'.*/log' is locked by process $holder \\([^)]+\\); gave up after 100 ms"
 }
 
 @test "XG_HOME holds the config, data and state trees" {
-	run xg-test-lib path config choices.json
+	run xg-test lib path config choices.json
 	assert_output "$XG_HOME/config/choices.json"
-	run xg-test-lib path data
+	run xg-test lib path data
 	assert_output "$XG_HOME/data"
-	run xg-test-lib path state runs
+	run xg-test lib path state runs
 	assert_output "$XG_HOME/state/runs"
 }
 
 @test "without XG_HOME the XDG trees are used, and HOME when they are unset" {
 	unset XG_HOME
-	XDG_CONFIG_HOME=/x/cfg run xg-test-lib path config
+	XDG_CONFIG_HOME=/x/cfg run xg-test lib path config
 	assert_output /x/cfg/xg
-	XDG_STATE_HOME=/x/st run xg-test-lib path state
+	XDG_STATE_HOME=/x/st run xg-test lib path state
 	assert_output /x/st/xg
 	unset XDG_DATA_HOME
-	HOME=/h run xg-test-lib path data
+	HOME=/h run xg-test lib path data
 	assert_output /h/.local/share/xg
 }
 
 @test "the share tree is XG_SHARE_DIR, else beside the program" {
-	XG_SHARE_DIR=/s run xg-test-lib path share prompts
+	XG_SHARE_DIR=/s run xg-test lib path share prompts
 	assert_output /s/prompts
 	unset XG_SHARE_DIR
 	mkdir -p tree/bin tree/share/xg
-	cp "$XG_SRCDIR/tests/bin/xg-test-lib" tree/bin/
-	run tree/bin/xg-test-lib path share
+	cp "$XG_SRCDIR/tests/bin/xg-test" tree/bin/
+	run tree/bin/xg-test lib path share
 	assert_output "$PWD/tree/bin/../share/xg"
 }
 
 @test "options: flags cluster, values attach or follow, operands may come first" {
-	run xg-test-lib opts one -qn5 two --limit=7 --size 2k -- --not-an-option -
+	run xg-test lib opts one -qn5 two --limit=7 --size 2k -- --not-an-option -
 	assert_success
 	assert_output "$(printf 'quiet\nlimit=5\nlimit=7\nsize=2048\narg=one\narg=two\narg=--not-an-option\narg=-')"
 }
 
 @test "options: an unknown option or a missing value is exit 2 with the usage" {
-	run_split xg-test-lib --frobnicate cat
+	run_split xg-test lib --frobnicate cat
 	assert_equal "$status" 2
 	assert_regex "$stderr" "^xg-test-lib: unknown option '--frobnicate'"
 	assert_regex "$stderr" "usage: xg-test-lib cat"
-	run_split xg-test-lib cat --limit
+	run_split xg-test lib cat --limit
 	assert_equal "$status" 2
 	assert_regex "$stderr" "option '--limit' needs a value"
-	run_split xg-test-lib cat --limit=ten
+	run_split xg-test lib cat --limit=ten
 	assert_equal "$status" 2
 	assert_regex "$stderr" "option '--limit' needs a non-negative number, not 'ten'"
-	run_split xg-test-lib cat --quiet=yes
+	run_split xg-test lib cat --quiet=yes
 	assert_equal "$status" 2
 	assert_regex "$stderr" "option '--quiet' takes no value"
 }
 
 @test "--help prints the usage and every option; --version prints the version" {
-	run xg-test-lib --help
+	run xg-test lib --help
 	assert_success
 	assert_line --index 0 "usage: xg-test-lib cat [--rewrite]"
 	assert_line --regexp '^  -n, --limit n +an option with a value$'
-	run xg-test-lib --version
+	run xg-test lib --version
 	assert_success
 	assert_output --regexp '^xg-test-lib \(xg\) [0-9]+\.[0-9]+\.[0-9]+$'
 }
 
+@test "the test driver lists its sub-commands, and an unknown one is exit 2" {
+	run xg-test --help
+	assert_success
+	assert_line --index 0 "usage: xg-test <sub-command> [<argument>...]"
+	assert_line "   lib"
+	assert_line "   tools"
+	run_split xg-test frobnicate cat
+	assert_equal "$status" 2
+	assert_regex "$stderr" "^xg-test: unknown sub-command 'frobnicate'"$'\n'"usage: xg-test "
+	run_split xg-test
+	assert_equal "$status" 2
+	assert_regex "$stderr" "^xg-test: a sub-command is needed"
+}
+
 @test "a write error on stdout is exit 74" {
 	[ -w /dev/full ] || skip "no /dev/full"
-	run_split sh -c 'xg-test-lib --version >/dev/full'
+	run_split sh -c 'xg-test lib --version >/dev/full'
 	assert_equal "$status" 74
 	assert_regex "$stderr" "cannot write standard output: No space left on device"
 }
 
 @test "SIGPIPE is left at its default, so a closed reader ends the program quietly" {
 	for i in $(seq 1 50000); do printf '{"type":"n","i":%d}\n' "$i"; done >in
-	run_split bash -c 'trap "" PIPE; xg-test-lib cat <in | head -n 1; echo "${PIPESTATUS[0]}"'
+	run_split bash -c 'trap "" PIPE; xg-test lib cat <in | head -n 1; echo "${PIPESTATUS[0]}"'
 	assert_line --index 1 141
 	assert_equal "$stderr" ""
 }
 
 @test "xg_die_errno ends the message with the system's reason" {
-	run_split xg-test-lib die 70
+	run_split xg-test lib die 70
 	assert_equal "$status" 70
 	assert_equal "$stderr" "xg-test-lib: cannot open 'nowhere': No such file or directory"
 }
@@ -199,7 +211,7 @@ load helper
 	# the input ends.
 	( printf '{"type":"first"}\n'; sleep 5 ) >in &
 	writer=$!
-	run timeout 3 sh -c 'xg-test-lib cat <in | head -n 1'
+	run timeout 3 sh -c 'xg-test lib cat <in | head -n 1'
 	kill "$writer" 2>/dev/null || true
 	assert_output '{"type":"first"}'
 }
@@ -207,7 +219,7 @@ load helper
 @test "running out of memory is exit 70 with a message" {
 	[ ! -d "$XG_SRCDIR/tests/vgbin" ] || skip "valgrind has its own allocator"
 	case "${XG_MAKEFLAGS:-}" in *SANITIZE=1*) skip "ASan needs more address space than the limit" ;; esac
-	run_split sh -c 'ulimit -v 60000; exec xg-test-lib buf 0 100000000'
+	run_split sh -c 'ulimit -v 60000; exec xg-test lib buf 0 100000000'
 	assert_equal "$status" 70
 	assert_regex "$stderr" "^xg-test-lib: out of memory allocating [0-9]+ bytes$"
 }
@@ -215,7 +227,7 @@ load helper
 @test "xg_json_dump writes every value byte for byte as libjq does" {
 	# Random values heavy in what a writer gets wrong: escapes, control
 	# characters, DEL, non-ASCII, -0, big and small numbers, nesting.
-	run bash -c 'python3 - <<"PY" | xg-test-lib json-dump
+	run bash -c 'python3 - <<"PY" | xg-test lib json-dump
 import json, random
 random.seed(20261130)
 chars = ["a", " ", "\"", "\\", "/", "\n", "\t", "\r", "\b", "\f", "\x00", "\x01", "\x1f",
@@ -240,7 +252,7 @@ PY'
 	assert_success
 	assert_output "same 3000"
 	# And the provider captures the tests replay.
-	run bash -c 'cat "$1"/*.json | jq -c . | xg-test-lib json-dump' _ "$FIXTURES/wire"
+	run bash -c 'cat "$1"/*.json | jq -c . | xg-test lib json-dump' _ "$FIXTURES/wire"
 	assert_success
 	assert_output --regexp '^same [1-9][0-9]*$'
 }

@@ -2,7 +2,7 @@
 # The man pages: lint-clean, one per program, and each program's --help
 # usage equal to its page's SYNOPSIS (as git's t0450 does).
 
-load helper
+load lib/helper
 shopt -s nullglob
 
 synopsis_of() {

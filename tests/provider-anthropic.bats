@@ -4,7 +4,7 @@
 # than the API's four cache_control breakpoints.  Encoding only (--encode):
 # nothing is sent.
 
-load helper
+load lib/helper
 
 # Writes the requests of a run of $1 turns into $BATS_TEST_TMPDIR/req-N.json,
 # one per model call, each the whole conversation so far.  Turns vary: text
@@ -49,7 +49,7 @@ write_run() {
 @test "a long Anthropic run: each request is the one before plus new messages, byte for byte" {
 	write_run 60
 	for f in "$BATS_TEST_TMPDIR"/req-*.json; do
-		xg-test-provider --encode anthropic-messages http://127.0.0.1:9/v1 <"$f" >"${f%.json}.body" ||
+		xg-test provider --encode anthropic-messages http://127.0.0.1:9/v1 <"$f" >"${f%.json}.body" ||
 			{ echo "encoding $f failed"; return 1; }
 	done
 	run python3 - "$BATS_TEST_TMPDIR" <<-'PY'
@@ -94,7 +94,7 @@ write_run() {
 
 @test "an Anthropic request carries automatic caching and marks only the system's stable prefix" {
 	printf '%s\n' '{"model":"m","system":"STABLE rest","system_stable":6,"messages":[{"role":"user","text":"hi"},{"role":"assistant","text":"x","tool_calls":[{"id":"a","name":"bash","args":{}}]},{"role":"tool","id":"a","output":"o"}]}' >"$BATS_TEST_TMPDIR/r.json"
-	run xg-test-provider --encode anthropic-messages http://127.0.0.1:9/v1 <"$BATS_TEST_TMPDIR/r.json"
+	run xg-test provider --encode anthropic-messages http://127.0.0.1:9/v1 <"$BATS_TEST_TMPDIR/r.json"
 	assert_success
 	run jq -c '[.cache_control, [.system[] | [.text, .cache_control]], ([.messages[].content[] | select(has("cache_control"))] | length)]' <<<"$output"
 	assert_output '[{"type":"ephemeral"},[["STABLE",{"type":"ephemeral"}],[" rest",null]],0]'

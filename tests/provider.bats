@@ -3,8 +3,8 @@
 # Timings here are generous on purpose: nothing asserts how fast anything is
 # (bench/provider.sh measures that).
 
-load helper
-load fake-provider
+load lib/helper
+load lib/fake-provider
 
 setup() {
 	REQ="$FIXTURES/provider/request.json"
@@ -39,7 +39,7 @@ print(''.join(json.loads(l)['text'] for l in sys.stdin if json.loads(l)['type'] 
 }
 
 @test "every recorded stream decodes the same whole, byte by byte and split at every offset" {
-	run xg-test-sse check "$FIXTURES"/wire/*.sse
+	run xg-test sse check "$FIXTURES"/wire/*.sse
 	assert_success
 	refute_output --partial FAIL
 	n=$(ls "$FIXTURES"/wire/*.sse | wc -l)
@@ -51,7 +51,7 @@ print(''.join(json.loads(l)['text'] for l in sys.stdin if json.loads(l)['type'] 
 	cp "$FIXTURES/wire/openai-chat-toolcalls.sse" "$BATS_TEST_TMPDIR/openai-chat-x.sse"
 	sed 's/"Paris"/"Lyon"/' "$FIXTURES/wire/openai-chat-toolcalls.expect.json" \
 		>"$BATS_TEST_TMPDIR/openai-chat-x.expect.json"
-	run xg-test-sse check "$BATS_TEST_TMPDIR/openai-chat-x.sse"
+	run xg-test sse check "$BATS_TEST_TMPDIR/openai-chat-x.sse"
 	assert_failure
 	assert_output --partial 'FAIL'
 	assert_output --partial '"city":"Lyon"'
@@ -59,13 +59,13 @@ print(''.join(json.loads(l)['text'] for l in sys.stdin if json.loads(l)['type'] 
 
 @test "each wire kind encodes a request as its snapshot" {
 	for kind in openai-chat openai-responses anthropic-messages; do
-		run xg-test-provider --encode "$kind" http://127.0.0.1:9/v1 <"$REQ"
+		run xg-test provider --encode "$kind" http://127.0.0.1:9/v1 <"$REQ"
 		assert_success
 		diff -u "$FIXTURES/provider/encode-$kind.json" \
 			<(python3 -m json.tool --sort-keys <<<"$output")
 	done
 	for dialect in openai openrouter; do
-		run xg-test-provider --encode --dialect "$dialect" openai-chat http://127.0.0.1:9/v1 <"$REQ"
+		run xg-test provider --encode --dialect "$dialect" openai-chat http://127.0.0.1:9/v1 <"$REQ"
 		assert_success
 		diff -u "$FIXTURES/provider/encode-openai-chat-$dialect.json" \
 			<(python3 -m json.tool --sort-keys <<<"$output")
@@ -75,7 +75,7 @@ print(''.join(json.loads(l)['text'] for l in sys.stdin if json.loads(l)['type'] 
 @test "what goes on the wire is the encoded request, with the key in a header only" {
 	for kind in openai-chat openai-responses anthropic-messages; do
 		fake_provider_start <<<'{"text":"ok"}'
-		run xg-test-provider "$kind" "$FAKE_URL" <"$REQ"
+		run xg-test provider "$kind" "$FAKE_URL" <"$REQ"
 		assert_success
 		fake_log 'print(json.dumps(log[0]["body"], sort_keys=True, indent=4))' >"$BATS_TEST_TMPDIR/sent.json"
 		diff -u "$FIXTURES/provider/encode-$kind.json" "$BATS_TEST_TMPDIR/sent.json"
@@ -86,7 +86,7 @@ print(''.join(json.loads(l)['text'] for l in sys.stdin if json.loads(l)['type'] 
 
 @test "requests carry xg's user agent, ask for an event stream and do not wait for 100-continue" {
 	fake_provider_start <<<'{"text":"ok"}'
-	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	run xg-test provider openai-chat "$FAKE_URL" < <(simple)
 	assert_success
 	run fake_log 'h = log[0]["headers"]; print(h["user-agent"], h["accept"], "expect" in h, h["authorization"])'
 	assert_output "xg/0.1.0 text/event-stream False <redacted>"
@@ -97,7 +97,7 @@ print(''.join(json.loads(l)['text'] for l in sys.stdin if json.loads(l)['type'] 
 @test "the Anthropic kind sends its version header and the key as x-api-key" {
 	export FAKE_PROVIDER_KEY=sk-test-key
 	fake_provider_start <<<'{"text":"ok"}'
-	run xg-test-provider anthropic-messages "$FAKE_URL" < <(simple)
+	run xg-test provider anthropic-messages "$FAKE_URL" < <(simple)
 	assert_success
 	run fake_log 'h = log[0]["headers"]; print(h["anthropic-version"], h["x-api-key"], "authorization" in h, log[0]["auth"])'
 	assert_output "2023-06-01 <redacted> False ok"
@@ -106,7 +106,7 @@ print(''.join(json.loads(l)['text'] for l in sys.stdin if json.loads(l)['type'] 
 @test "text streams end to end in each wire kind with usage and finish" {
 	for kind in openai-chat openai-responses anthropic-messages; do
 		fake_provider_start <<<'{"text":"Hello there, world — ünïcode ok","chunk":3,"usage":{"input":120,"cached_input":100,"output":7,"reasoning":2}}'
-		run xg-test-provider "$kind" "$FAKE_URL" < <(simple)
+		run xg-test provider "$kind" "$FAKE_URL" < <(simple)
 		assert_success
 		[ "$(text_of <<<"$output")" = "Hello there, world — ünïcode ok" ]
 		[ "$(grep -c '"type":"text"' <<<"$output")" -ge 5 ]
@@ -124,7 +124,7 @@ print(u['input'], u['cached_input'], u['output'])" "$output"
 	calls='[{"id":"call_a1","name":"bash","args":{"cmd":"ls -l","n":[1,2]}},{"id":"call_b2","name":"read","args":{"path":"ä/b.txt"}}]'
 	for kind in openai-chat openai-responses anthropic-messages; do
 		fake_provider_start <<<"{\"text\":\"Two calls.\",\"tool_calls\":$calls,\"chunk\":4}"
-		run xg-test-provider "$kind" "$FAKE_URL" < <(simple)
+		run xg-test provider "$kind" "$FAKE_URL" < <(simple)
 		assert_success
 		run events tool_call args <<<"$output"
 		assert_output "$(printf '%s\n%s' '{"cmd": "ls -l", "n": [1, 2]}' '{"path": "\u00e4/b.txt"}')"
@@ -132,7 +132,7 @@ print(u['input'], u['cached_input'], u['output'])" "$output"
 	done
 	for kind in openai-chat openai-responses anthropic-messages; do
 		fake_provider_start <<<"{\"tool_calls\":$calls}"
-		run xg-test-provider "$kind" "$FAKE_URL" < <(simple)
+		run xg-test provider "$kind" "$FAKE_URL" < <(simple)
 		assert_success
 		run events tool_call id <<<"$output"
 		assert_output "$(printf 'call_a1\ncall_b2')"
@@ -144,7 +144,7 @@ print(u['input'], u['cached_input'], u['output'])" "$output"
 	calls='[{"id":"xK9aBcD1234eFgH5678","name":"bash","args":{"cmd":"ls"}},{"id":"yL0","name":"read","args":{"path":"a"}}]'
 	for dialect in llama.cpp ollama; do
 		fake_provider_start <<<"{\"reasoning\":\"Thinking it over.\",\"text\":\"<b>x</b>\",\"tool_calls\":$calls,\"dialect\":\"$dialect\",\"usage\":{\"input\":50,\"cached_input\":30,\"output\":9}}"
-		run xg-test-provider --dialect "$dialect" openai-chat "$FAKE_URL" < <(simple)
+		run xg-test provider --dialect "$dialect" openai-chat "$FAKE_URL" < <(simple)
 		assert_success
 		[ "$(events reasoning text <<<"$output" | tr -d '\n')" = "Thinking it over." ]
 		[ "$(text_of <<<"$output")" = "<b>x</b>" ]
@@ -156,13 +156,13 @@ print(u['input'], u['cached_input'], u['output'])" "$output"
 	done
 	# llama.cpp's usage comes from its timings object.
 	fake_provider_start <<<'{"text":"t","dialect":"llama.cpp","usage":{"input":50,"cached_input":30,"output":9}}'
-	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	run xg-test provider openai-chat "$FAKE_URL" < <(simple)
 	assert_line '{"type":"usage","input":50,"cached_input":30,"cache_write":0,"output":9,"reasoning":0}'
 }
 
 @test "a chat stream without [DONE] is complete once its finish reason came" {
 	fake_provider_start <<<'{"text":"fine","done":false}'
-	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	run xg-test provider openai-chat "$FAKE_URL" < <(simple)
 	assert_success
 	assert_line '{"type":"finish","reason":"stop"}'
 	run fake_log 'print(len(log))'
@@ -172,11 +172,11 @@ print(u['input'], u['cached_input'], u['output'])" "$output"
 @test "an Anthropic thinking block comes back with its signature and is sent back verbatim" {
 	fake_provider_start <<<'{"reasoning":"Let me think.","signature":"EqQBsig==","text":"Done."}
 {"text":"again"}'
-	run xg-test-provider anthropic-messages "$FAKE_URL" < <(simple)
+	run xg-test provider anthropic-messages "$FAKE_URL" < <(simple)
 	assert_success
 	assert_line '{"type":"reasoning_block","text":"Let me think.","signature":"EqQBsig=="}'
 	printf '%s\n' '{"model":"m","messages":[{"role":"user","text":"hi"},{"role":"assistant","text":"Done.","reasoning":[{"text":"Let me think.","signature":"EqQBsig=="}]},{"role":"user","text":"more"}]}' >"$BATS_TEST_TMPDIR/req2.json"
-	run xg-test-provider anthropic-messages "$FAKE_URL" <"$BATS_TEST_TMPDIR/req2.json"
+	run xg-test provider anthropic-messages "$FAKE_URL" <"$BATS_TEST_TMPDIR/req2.json"
 	assert_success
 	run fake_log 'print(json.dumps(log[1]["body"]["messages"][1]["content"][0], sort_keys=True))'
 	assert_output '{"signature": "EqQBsig==", "thinking": "Let me think.", "type": "thinking"}'
@@ -188,8 +188,8 @@ print(u['input'], u['cached_input'], u['output'])" "$output"
 {"text":"two"}'
 		printf '%s\n' '{"model":"m","system":"S","cache_key":"conv-9","messages":[{"role":"user","text":"first"}]}' >"$BATS_TEST_TMPDIR/r1.json"
 		printf '%s\n' '{"model":"m","system":"S","cache_key":"conv-9","messages":[{"role":"user","text":"first"},{"role":"assistant","text":"one"},{"role":"user","text":"second"}]}' >"$BATS_TEST_TMPDIR/r2.json"
-		xg-test-provider "$kind" "$FAKE_URL" <"$BATS_TEST_TMPDIR/r1.json" >/dev/null
-		xg-test-provider "$kind" "$FAKE_URL" <"$BATS_TEST_TMPDIR/r2.json" >/dev/null
+		xg-test provider "$kind" "$FAKE_URL" <"$BATS_TEST_TMPDIR/r1.json" >/dev/null
+		xg-test provider "$kind" "$FAKE_URL" <"$BATS_TEST_TMPDIR/r2.json" >/dev/null
 		run fake_log '
 key = "input" if "input" in log[0]["body"] else "messages"
 a, b = log[0]["body"], log[1]["body"]
@@ -212,7 +212,7 @@ print(same and len(a[key]) < len(b[key]) and json.dumps(b[key][:len(a[key])]) ==
 
 @test "a request on a fresh client reuses one connection for all its requests" {
 	fake_provider_start <<<'{"text":"same socket","repeat":5}'
-	run xg-test-provider --stats --repeat 5 openai-responses "$FAKE_URL" < <(simple)
+	run xg-test provider --stats --repeat 5 openai-responses "$FAKE_URL" < <(simple)
 	assert_success
 	[ "$(grep -c '"type":"finish"' <<<"$output")" -eq 5 ]
 	run events stats new_connections <<<"$output"
@@ -224,7 +224,7 @@ print(same and len(a[key]) < len(b[key]) and json.dumps(b[key][:len(a[key])]) ==
 @test "an error response keeps the connection for the retry" {
 	fake_provider_start <<<'{"status":500}
 {"text":"ok"}'
-	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	run xg-test provider openai-chat "$FAKE_URL" < <(simple)
 	assert_success
 	run fake_log 'print(len(log), len({r["conn"] for r in log}))'
 	assert_output "2 1"
@@ -234,7 +234,7 @@ print(same and len(a[key]) < len(b[key]) and json.dumps(b[key][:len(a[key])]) ==
 	export XG_RETRY=base=1,cap=60000
 	fake_provider_start <<<'{"status":429,"headers":{"retry-after":"1"},"body":{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}}
 {"text":"after the wait"}'
-	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	run xg-test provider openai-chat "$FAKE_URL" < <(simple)
 	assert_success
 	assert_line --index 0 '{"type":"retry","attempt":1,"of":8,"delay_ms":1000,"reason":"rate_limit","message":"HTTP 429: Rate limit reached","partial":false}'
 	[ "$(text_of <<<"$output")" = "after the wait" ]
@@ -251,7 +251,7 @@ print(same and len(a[key]) < len(b[key]) and json.dumps(b[key][:len(a[key])]) ==
 {"status":429,"headers":{"x-ratelimit-reset-requests":"120ms","x-ratelimit-reset-tokens":"644ms"}}
 {"text":"ok"}
 STEPS
-	run xg-test-provider anthropic-messages "$FAKE_URL" < <(simple)
+	run xg-test provider anthropic-messages "$FAKE_URL" < <(simple)
 	assert_success
 	run events retry delay_ms <<<"$output"
 	delays=($output)
@@ -267,7 +267,7 @@ STEPS
 	fake_provider_start <<<'{"status":503,"headers":{"retry-after":"3600"}}
 {"status":429,"headers":{"retry-after-ms":"90000"}}
 {"text":"ok"}'
-	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	run xg-test provider openai-chat "$FAKE_URL" < <(simple)
 	assert_success
 	run events retry delay_ms <<<"$output"
 	assert_output "$(printf '300\n300')"
@@ -277,7 +277,7 @@ STEPS
 	export XG_RETRY=attempts=6,base=4,cap=50
 	fake_provider_start <<<'{"status":500,"repeat":6}
 {"text":"ok"}'
-	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	run xg-test provider openai-chat "$FAKE_URL" < <(simple)
 	assert_success
 	run events retry delay_ms <<<"$output"
 	python3 -c "import sys
@@ -291,7 +291,7 @@ for got, base in zip(d, want):
 @test "500 then success delivers only the successful attempt's events" {
 	fake_provider_start <<<'{"status":500,"body":{"error":{"message":"boom","type":"server_error"}}}
 {"text":"recovered"}'
-	run xg-test-provider openai-responses "$FAKE_URL" < <(simple)
+	run xg-test provider openai-responses "$FAKE_URL" < <(simple)
 	assert_success
 	assert_line --index 0 --partial '"type":"retry","attempt":1,"of":8'
 	assert_line --index 0 --partial '"reason":"server"'
@@ -301,7 +301,7 @@ for got, base in zip(d, want):
 @test "a connection reset in the middle of a stream is retried and reported as partial" {
 	fake_provider_start <<<'{"text":"This reply is cut off halfway through.","chunk":4,"reset_after":700}
 {"text":"Whole reply."}'
-	run xg-test-provider anthropic-messages "$FAKE_URL" < <(simple)
+	run xg-test provider anthropic-messages "$FAKE_URL" < <(simple)
 	assert_success
 	assert_line --partial '"type":"retry","attempt":1,"of":8'
 	assert_line --partial '"reason":"network"'
@@ -318,7 +318,7 @@ for got, base in zip(d, want):
 	export XG_RETRY=base=1,cap=20,idle=1500
 	fake_provider_start <<<'{"text":"stalled reply","stall":6,"stall_after":50}
 {"text":"prompt reply"}'
-	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	run xg-test provider openai-chat "$FAKE_URL" < <(simple)
 	assert_success
 	assert_line --index 0 --partial '"reason":"timeout","message":"no bytes from the provider for 1500 ms"'
 	[ "$(sed -n '/"type":"retry"/,$p' <<<"$output" | tail -n +2 | text_of)" = "prompt reply" ]
@@ -327,7 +327,7 @@ for got, base in zip(d, want):
 @test "eight failures in a row are retried eight times, then the final error is reported" {
 	export XG_RETRY=base=1,cap=5
 	fake_provider_start <<<'{"status":502,"body":"<html>bad gateway</html>","content_type":"text/html","repeat":20}'
-	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	run xg-test provider openai-chat "$FAKE_URL" < <(simple)
 	[ "$status" -eq 69 ]
 	assert_line --index 7 '{"type":"retry","attempt":8,"of":8,"delay_ms":5,"reason":"server","message":"HTTP 502: <html>bad gateway</html>","partial":false}'
 	assert_line --index 8 '{"type":"error","class":"server","message":"HTTP 502: <html>bad gateway</html>","status":502,"transient":true,"exit":69}'
@@ -340,7 +340,7 @@ for got, base in zip(d, want):
 @test "a rate limit that outlasts the retries ends with exit 75" {
 	export XG_RETRY=attempts=2,base=1,cap=5
 	fake_provider_start <<<'{"status":429,"repeat":5}'
-	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	run xg-test provider openai-chat "$FAKE_URL" < <(simple)
 	[ "$status" -eq 75 ]
 	assert_line --partial '"class":"rate_limit"'
 	run fake_log 'print(len(log))'
@@ -351,7 +351,7 @@ for got, base in zip(d, want):
 	ctx=$(tr -d '\n' <"$FIXTURES/wire/openai-error-400-context-length-exceeded.json")
 	while read -r code class want body; do
 		fake_provider_start <<<"{\"status\":${code},\"body\":${body}}"
-		run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+		run xg-test provider openai-chat "$FAKE_URL" < <(simple)
 		[ "$status" -eq "$want" ]
 		assert_line --partial "\"class\":\"$class\""
 		assert_line --partial '"transient":false'
@@ -394,7 +394,7 @@ CASES
 	done <"$cases" >"$BATS_TEST_TMPDIR/steps"
 	fake_provider_start <"$BATS_TEST_TMPDIR/steps"
 	while read -r code class want body; do
-		run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+		run xg-test provider openai-chat "$FAKE_URL" < <(simple)
 		echo "case: $code $body"
 		[ "$status" -eq "$want" ]
 		assert_line --partial "\"class\":\"$class\""
@@ -411,7 +411,7 @@ CASES
 {"text":"partial","stream_error":{"type":"overloaded_error","message":"Overloaded"}}
 {"text":"fine"}
 STEPS
-	run xg-test-provider anthropic-messages "$FAKE_URL" < <(simple)
+	run xg-test provider anthropic-messages "$FAKE_URL" < <(simple)
 	assert_success
 	run events retry reason <<<"$output"
 	assert_output "$(printf 'overloaded\nprotocol\noverloaded')"
@@ -421,7 +421,7 @@ STEPS
 {"text":"y","stream_error":{"code":500,"message":"llama.cpp failed","type":"server_error"},"dialect":"llama.cpp"}
 {"text":"ok"}
 STEPS
-	run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	run xg-test provider openai-chat "$FAKE_URL" < <(simple)
 	assert_success
 	run events retry reason <<<"$output"
 	assert_output "$(printf 'server\nserver')"
@@ -429,7 +429,7 @@ STEPS
 
 @test "an error inside a stream that is not transient ends the request at once" {
 	fake_provider_start <<<'{"text":"x","stream_error":{"code":"context_length_exceeded","message":"Your input exceeds the context window"}}'
-	run xg-test-provider openai-responses "$FAKE_URL" < <(simple)
+	run xg-test provider openai-responses "$FAKE_URL" < <(simple)
 	[ "$status" -eq 65 ]
 	assert_line --partial '"class":"context_overflow"'
 	refute_line --partial '"type":"retry"'
@@ -454,7 +454,7 @@ PY
 	fake_provider_start <<STEPS
 {"raw_file":"$BATS_TEST_TMPDIR/big.sse","repeat":3}
 STEPS
-	run xg-test-provider anthropic-messages "$FAKE_URL" < <(simple)
+	run xg-test provider anthropic-messages "$FAKE_URL" < <(simple)
 	[ "$status" -eq 69 ]
 	assert_line --partial '"class":"protocol"'
 	assert_line --partial '"transient":false'
@@ -468,7 +468,7 @@ STEPS
 @test "a refused connection is a network error, retried" {
 	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	export XG_RETRY=attempts=2,base=1,cap=2
-	run xg-test-provider openai-chat "http://127.0.0.1:$port/v1" < <(simple)
+	run xg-test provider openai-chat "http://127.0.0.1:$port/v1" < <(simple)
 	[ "$status" -eq 69 ]
 	run events retry reason <<<"$output"
 	assert_output "$(printf 'network\nnetwork')"
@@ -476,10 +476,10 @@ STEPS
 
 @test "XG_RETRY=off makes one attempt, and a malformed XG_RETRY is warned about and ignored" {
 	fake_provider_start <<<'{"status":500,"repeat":3}'
-	XG_RETRY=off run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	XG_RETRY=off run xg-test provider openai-chat "$FAKE_URL" < <(simple)
 	[ "$status" -eq 69 ]
 	refute_line --partial '"type":"retry"'
-	XG_RETRY='attempts=1,base=1,cap=1,bogus=3' run_split xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	XG_RETRY='attempts=1,base=1,cap=1,bogus=3' run_split xg-test provider openai-chat "$FAKE_URL" < <(simple)
 	[ "$status" -eq 69 ]
 	[[ $stderr == *"XG_RETRY: unknown or out-of-range 'bogus=3'"* ]]
 	run events retry attempt <<<"$output"
@@ -488,7 +488,7 @@ STEPS
 
 @test "the proxy environment is honoured" {
 	fake_provider_start <<<'{"text":"via the proxy"}'
-	http_proxy="http://127.0.0.1:$FAKE_PORT" run xg-test-provider openai-chat http://provider.invalid/v1 < <(simple)
+	http_proxy="http://127.0.0.1:$FAKE_PORT" run xg-test provider openai-chat http://provider.invalid/v1 < <(simple)
 	assert_success
 	[ "$(text_of <<<"$output")" = "via the proxy" ]
 	run fake_log 'print(log[0]["path"])'
@@ -506,15 +506,15 @@ STEPS
 STEPS
 	all="$BATS_TEST_TMPDIR/all-output"
 	for kind in openai-chat anthropic-messages; do
-		run xg-test-provider "$kind" "$FAKE_URL" < <(simple)
+		run xg-test provider "$kind" "$FAKE_URL" < <(simple)
 		printf '%s\n%s\n' "$output" "$stderr" >>"$all"
 	done
-	XG_RETRY=off run xg-test-provider openai-responses "$FAKE_URL" < <(simple)
+	XG_RETRY=off run xg-test provider openai-responses "$FAKE_URL" < <(simple)
 	printf '%s\n%s\n' "$output" "$stderr" >>"$all"
-	XG_RETRY=off run xg-test-provider openai-responses "$FAKE_URL" < <(simple)
+	XG_RETRY=off run xg-test provider openai-responses "$FAKE_URL" < <(simple)
 	printf '%s\n%s\n' "$output" "$stderr" >>"$all"
 	# A wrong key is echoed by the server's 401 message.
-	XG_TEST_KEY=sk-wrong-canary-11 run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	XG_TEST_KEY=sk-wrong-canary-11 run xg-test provider openai-chat "$FAKE_URL" < <(simple)
 	[ "$status" -eq 77 ]
 	printf '%s\n%s\n' "$output" "$stderr" >>"$all"
 	cat "$FAKE_LOG" "$BATS_TEST_TMPDIR/fake/server.out" >>"$all"
@@ -535,7 +535,7 @@ STEPS
 @test "the XG_RETRY example of man 7 xg retries twice" {
 	grep -q 'XG_RETRY=attempts=2,cap=5000' "$XG_SRCDIR/man/xg.7"
 	fake_provider_start <<<'{"status":500,"headers":{"retry-after-ms":"1"},"repeat":5}'
-	XG_RETRY=attempts=2,cap=5000 run xg-test-provider openai-chat "$FAKE_URL" < <(simple)
+	XG_RETRY=attempts=2,cap=5000 run xg-test provider openai-chat "$FAKE_URL" < <(simple)
 	[ "$status" -eq 69 ]
 	run events retry attempt <<<"$output"
 	assert_output "$(printf '1\n2')"
@@ -544,7 +544,7 @@ STEPS
 @test "an event stream that ends before its first byte is truncated, and retried" {
 	fake_provider_start <<<'{"raw":""}
 {"text":"ok"}'
-	run xg-test-provider openai-responses "$FAKE_URL" < <(simple)
+	run xg-test provider openai-responses "$FAKE_URL" < <(simple)
 	assert_success
 	run events retry reason <<<"$output"
 	assert_output truncated
@@ -553,7 +553,7 @@ STEPS
 @test "a malformed request is refused before anything is sent, naming the message" {
 	fake_provider_start <<<'{"text":"never"}'
 	for kind in openai-chat openai-responses anthropic-messages; do
-		run xg-test-provider "$kind" "$FAKE_URL" <<<'{"model":"m","messages":[{"role":"user","text":"a"},{"role":"tool","output":"x"}]}'
+		run xg-test provider "$kind" "$FAKE_URL" <<<'{"model":"m","messages":[{"role":"user","text":"a"},{"role":"tool","output":"x"}]}'
 		[ "$status" -eq 65 ]
 		assert_output '{"type":"error","class":"request","message":"request: messages[1]: missing field '"'id'"'","transient":false,"exit":65}'
 	done
@@ -563,7 +563,7 @@ STEPS
 
 @test "by default 8 retries wait about four minutes in all, none over 60 s, and the idle timeout is 300 s" {
 	unset XG_RETRY
-	run xg-test-provider --policy
+	run xg-test provider --policy
 	assert_success
 	python3 -c "import json,sys
 p = json.loads(sys.argv[1])
@@ -571,11 +571,11 @@ assert (p['attempts'], p['idle_ms'], p['cap_ms']) == (8, 300000, 60000), p
 d = p['delays_ms']
 assert len(d) == 8 and max(d) <= 60000 and d[:5] == sorted(d[:5]), d
 assert 190000 <= sum(d) <= 260000, sum(d)" "$output"
-	XG_RETRY=attempts=3,idle=5000,connect=100,,cap=7 run xg-test-provider --policy
+	XG_RETRY=attempts=3,idle=5000,connect=100,,cap=7 run xg-test provider --policy
 	assert_output '{"attempts":3,"base_ms":2000,"cap_ms":7,"idle_ms":5000,"connect_ms":100,"delays_ms":[7,7,7]}'
 }
 
-# xg-test-provider-abort raises SIGINT itself, from inside the poll or sleep
+# xg-test provider-abort raises SIGINT itself, from inside the poll or sleep
 # call the wait is about to block in: after the wait has checked the abort
 # flag for the last time, the moment a check-then-sleep wait misses.
 @test "a SIGINT that comes just as a retry wait begins cuts the wait short" {
@@ -584,7 +584,7 @@ assert 190000 <= sum(d) <= 260000, sum(d)" "$output"
 	unset XG_RETRY
 	fake_provider_start <<<'{"status":503,"headers":{"retry-after":"3600"}}
 {"text":"never asked for"}'
-	run_split timeout 30 env --default-signal=INT xg-test-provider-abort --at wait openai-chat "$FAKE_URL" < <(simple)
+	run_split timeout 30 env --default-signal=INT xg-test provider-abort --at wait openai-chat "$FAKE_URL" < <(simple)
 	[ "$status" -ne 124 ] || fail "the retry wait ran on after the signal"
 	[ "$status" -eq 69 ]
 	assert_line --index 0 '{"type":"retry","attempt":1,"delay_ms":60000,"reason":"overloaded"}'
@@ -597,7 +597,7 @@ assert 190000 <= sum(d) <= 260000, sum(d)" "$output"
 @test "a SIGINT that comes just as a stalled stream is polled ends the transfer at once" {
 	fake_provider_start <<<'{"text":"A reply long enough to come in several pieces before the stall.","stall":60,"stall_after":600}
 {"text":"never asked for"}'
-	run_split timeout 30 env --default-signal=INT xg-test-provider-abort --at stream openai-chat "$FAKE_URL" < <(simple)
+	run_split timeout 30 env --default-signal=INT xg-test provider-abort --at stream openai-chat "$FAKE_URL" < <(simple)
 	[ "$status" -ne 124 ] || fail "the transfer ran on after the signal"
 	[ "$status" -eq 69 ]
 	assert_line --index 0 --partial '"type":"text"'
@@ -614,7 +614,7 @@ assert 190000 <= sum(d) <= 260000, sum(d)" "$output"
 	fake_provider_start <<<'{"status":503,"headers":{"retry-after":"3600"}}
 {"text":"never asked for"}'
 	unset XG_RETRY
-	run_split timeout 30 env --default-signal=INT xg-test-provider-abort --at wait --again openai-chat "$FAKE_URL" < <(simple)
+	run_split timeout 30 env --default-signal=INT xg-test provider-abort --at wait --again openai-chat "$FAKE_URL" < <(simple)
 	[ "$status" -ne 124 ] || fail "a request after the abort ran on"
 	[ "$status" -eq 69 ]
 	refute_line --partial '"type":"text"'

@@ -2,15 +2,15 @@
 # The SSE parser (lib/provider/sse.c) on hand-made streams; the recorded
 # provider streams are replayed in provider.bats.
 
-load helper
+load lib/helper
 
 sse_events() {
 	printf "$1" >"$BATS_TEST_TMPDIR/in.sse"
-	run xg-test-sse events ${2:+--max "$2"} "$BATS_TEST_TMPDIR/in.sse"
+	run xg-test sse events ${2:+--max "$2"} "$BATS_TEST_TMPDIR/in.sse"
 }
 
 @test "the framing fixture gives the events the WHATWG rules give" {
-	run xg-test-sse events "$FIXTURES/wire/sse-framing-edgecases.sse"
+	run xg-test sse events "$FIXTURES/wire/sse-framing-edgecases.sse"
 	assert_success
 	python3 -c "import json,sys
 got = json.loads(sys.argv[1])
@@ -119,7 +119,7 @@ PY
 @test "tool arguments and thinking that grow past the ceiling fail the stream, not transient, in every wire kind" {
 	while read -r kind what label; do
 		grow_stream "$kind" "$what" 1000 3 >"$BATS_TEST_TMPDIR/s.sse"
-		run xg-test-sse decode --max 2048 "$kind" "$BATS_TEST_TMPDIR/s.sse"
+		run xg-test sse decode --max 2048 "$kind" "$BATS_TEST_TMPDIR/s.sse"
 		echo "case: $kind $what"
 		[ "$status" -eq 69 ]
 		assert_line --partial '"class":"protocol"'
@@ -129,7 +129,7 @@ PY
 		refute_output --partial '"type":"reasoning_block"'
 		refute_output --partial '"type":"finish"'
 		# Under the ceiling the same stream decodes whole.
-		run xg-test-sse decode --max 8192 "$kind" "$BATS_TEST_TMPDIR/s.sse"
+		run xg-test sse decode --max 8192 "$kind" "$BATS_TEST_TMPDIR/s.sse"
 		assert_success
 		assert_line --partial '"type":"finish"'
 	done <<'CASES'

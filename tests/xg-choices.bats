@@ -4,7 +4,7 @@
 # choices/share) has providers alpha and beta, which need XG_TEST_ALPHA_KEY
 # and XG_TEST_BETA_KEY, and local, which needs none.
 
-load helper
+load lib/helper
 
 setup() {
 	unset OPENAI_API_KEY ANTHROPIC_API_KEY OPENROUTER_API_KEY XG_TEST_ALPHA_KEY XG_TEST_BETA_KEY
@@ -623,17 +623,14 @@ print(len(lines), len(c), c[0]["from"], c[0]["to"], c[0]["effort"], "XG_TEST_ALP
 	keys beta
 	# Hold the conversation's lock so that every start reads the old model
 	# before any of them can append.
-	xg-test-lib hold-lock "$CONVS/r1.jsonl" 30 > "$BATS_TEST_TMPDIR/held" &
-	holder=$!
-	while ! grep -q locked "$BATS_TEST_TMPDIR/held"; do sleep 0.05; done
+	hold_lock "$CONVS/r1.jsonl" 30
 	pids=()
 	for i in $(seq 16); do
 		xg-choices start --conversation r1 </dev/null >"$BATS_TEST_TMPDIR/out.$i" 2>/dev/null &
 		pids+=($!)
 	done
 	sleep 0.5
-	kill "$holder"
-	wait "$holder" || true
+	release_lock
 	for p in "${pids[@]}"; do wait "$p"; done
 	run grep -c '"type":"model_change"' "$CONVS/r1.jsonl"
 	assert_output 1
@@ -831,12 +828,9 @@ print(len(lines), len(c), c[0]["from"], c[0]["to"], c[0]["effort"], "XG_TEST_ALP
 @test "set gives up with exit 75 when another set holds the lock too long" {
 	saved_choices
 	cp "$ACCT/choices.json" "$BATS_TEST_TMPDIR/before"
-	xg-test-lib hold-lock "$ACCT/choices.json.lock" 30 > "$BATS_TEST_TMPDIR/held" &
-	holder=$!
-	while ! grep -q locked "$BATS_TEST_TMPDIR/held"; do sleep 0.05; done
+	hold_lock "$ACCT/choices.json.lock" 30
 	XG_LOCK_TIMEOUT=100 run_split xg-choices set --mode plan --model alpha/a1
-	kill "$holder"
-	wait "$holder" || true
+	release_lock
 	assert_failure 75
 	[[ "$stderr" == *"choices.json.lock"*"process $holder"* ]]
 	cmp "$ACCT/choices.json" "$BATS_TEST_TMPDIR/before"
@@ -844,12 +838,9 @@ print(len(lines), len(c), c[0]["from"], c[0]["to"], c[0]["effort"], "XG_TEST_ALP
 
 @test "auth gives up with exit 75 when another writer holds the keys' lock too long" {
 	mkdir -p "$ACCT"
-	xg-test-lib hold-lock "$ACCT/auth.json.lock" 30 > "$BATS_TEST_TMPDIR/held" &
-	holder=$!
-	while ! grep -q locked "$BATS_TEST_TMPDIR/held"; do sleep 0.05; done
+	hold_lock "$ACCT/auth.json.lock" 30
 	XG_LOCK_TIMEOUT=100 run_split xg-choices auth alpha <<<"alpha-locked-key"
-	kill "$holder"
-	wait "$holder" || true
+	release_lock
 	assert_failure 75
 	[[ "$stderr" == *"auth.json.lock"*"process $holder"* ]]
 	[[ "$stderr" != *alpha-locked-key* ]]
@@ -860,12 +851,9 @@ print(len(lines), len(c), c[0]["from"], c[0]["to"], c[0]["effort"], "XG_TEST_ALP
 	saved_choices
 	history_on c14 alpha/a2 minimal
 	keys beta
-	xg-test-lib hold-lock "$CONVS/c14.jsonl" 30 > "$BATS_TEST_TMPDIR/held" &
-	holder=$!
-	while ! grep -q locked "$BATS_TEST_TMPDIR/held"; do sleep 0.05; done
+	hold_lock "$CONVS/c14.jsonl" 30
 	XG_LOCK_TIMEOUT=100 run_split xg-choices start --conversation c14 </dev/null
-	kill "$holder"
-	wait "$holder" || true
+	release_lock
 	assert_failure 75
 	run fields model source id
 	assert_output 'source=fallback id=beta/b1'

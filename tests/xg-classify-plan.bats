@@ -2,7 +2,7 @@
 # xg-classify-plan: ADR-0077's outcome table, the code rules, record mode,
 # exit statuses and limits.
 
-load helper
+load lib/helper
 
 F="$FIXTURES/classify-plan"
 
@@ -473,13 +473,13 @@ sys.stdout.write("<proposed_plan>\n" + "step `x` done\n" * 300000 + "last\n</pro
 # --- the library ------------------------------------------------------------
 
 @test "The record line is byte for byte the record libjq writes, for any bytes" {
-	# xg-test-plan builds the record as a jv (xg_plan_record) and dumps it
+	# xg-test plan builds the record as a jv (xg_plan_record) and dumps it
 	# with libjq; xg-classify-plan writes its own line.  Fixtures first,
 	# then replies of random pieces: tags, fences, backslashes, control
 	# characters and every kind of bad UTF-8.
 	local f
 	for f in "$F"/*.txt; do
-		assert_equal "$(xg-classify-plan "$f")" "$(xg-test-plan <"$f")"
+		assert_equal "$(xg-classify-plan "$f")" "$(xg-test plan <"$f")"
 	done
 	python3 - <<'PY'
 import random, subprocess, sys
@@ -500,7 +500,7 @@ for t in range(150):
     else:
         body = b"".join(random.choice(pieces) for _ in range(random.randint(1, 80)))
     a = subprocess.run(["xg-classify-plan"], input=body, capture_output=True).stdout
-    b = subprocess.run(["xg-test-plan"], input=body, capture_output=True).stdout
+    b = subprocess.run(["xg-test", "plan"], input=body, capture_output=True).stdout
     ready += b'"outcome":"plan_ready"' in a
     if a != b:
         bad += 1

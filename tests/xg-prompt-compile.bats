@@ -2,7 +2,7 @@
 # xg-prompt-compile: the pack, budgets and cuts, determinism, variants and
 # their versions, and which version a conversation compiles on.
 
-load helper
+load lib/helper
 
 setup() {
 	SMALL="$BATS_TEST_TMPDIR/small"
@@ -348,24 +348,24 @@ PY
 }
 
 @test "Templates render placeholders, and data is escaped" {
-	run xg-test-prompt render 'a{{?m}}, on {{m}}{{/m}}; {{x}}.' '{"m":"M","x":"X"}'
+	run xg-test prompt render 'a{{?m}}, on {{m}}{{/m}}; {{x}}.' '{"m":"M","x":"X"}'
 	assert_output 'a, on M; X.'
-	run xg-test-prompt render 'a{{?m}}, on {{m}}{{/m}}; {{x}}.' '{"m":""}'
+	run xg-test prompt render 'a{{?m}}, on {{m}}{{/m}}; {{x}}.' '{"m":""}'
 	assert_output 'a; .'
-	run xg-test-prompt escape 'do <b>this</b> & </objective>'
+	run xg-test prompt escape 'do <b>this</b> & </objective>'
 	assert_output 'do &lt;b&gt;this&lt;/b&gt; &amp; &lt;/objective&gt;'
 }
 
 @test "The SHA-256 matches the standard test vectors" {
-	run xg-test-prompt sha256 <<<''
+	run xg-test prompt sha256 <<<''
 	assert_output 01ba4719c80b6fe911b091a7c05124b64eeece964e09c058ef8f9805daca546b
-	run xg-test-prompt sha256 < /dev/null
+	run xg-test prompt sha256 < /dev/null
 	assert_output e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
-	run bash -c 'printf abc | xg-test-prompt sha256'
+	run bash -c 'printf abc | xg-test prompt sha256'
 	assert_output ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad
-	run bash -c 'printf abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq | xg-test-prompt sha256'
+	run bash -c 'printf abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq | xg-test prompt sha256'
 	assert_output 248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1
-	run bash -c 'printf a | xg-test-prompt sha256 1000000'
+	run bash -c 'printf a | xg-test prompt sha256 1000000'
 	assert_output cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0
 }
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bats
 # The tools xg-run offers the model and the jq tool gate (lib/run/tools.c,
-# lib/run/gate.c), through the xg-test-tools driver, which runs one call and
-# prints {"gate":..., "result":...} on one line.
+# lib/run/gate.c), through the test driver (xg-test tools), which runs one
+# call and prints {"gate":..., "result":...} on one line.
 
-load helper
+load lib/helper
 
 setup() {
 	WS="$BATS_TEST_TMPDIR/ws"
@@ -17,9 +17,9 @@ setup() {
 # The driver exits 0 whatever the tool's result (so a sanitizer's report,
 # which changes the status, fails the test), unless ANY_STATUS is set.
 tool() {
-	run_split timeout 120 xg-test-tools --workspace "$WS" --run-dir "$RUN" "$@"
+	run_split timeout 120 xg-test tools --workspace "$WS" --run-dir "$RUN" "$@"
 	if [ -z "${ANY_STATUS:-}" ] && [ "$status" -ne 0 ]; then
-		printf 'xg-test-tools exited %s:\n%s\n' "$status" "$stderr" >&2
+		printf 'xg-test tools exited %s:\n%s\n' "$status" "$stderr" >&2
 		return 1
 	fi
 }
@@ -47,10 +47,22 @@ wait_for_file() {
 	return 1
 }
 
+# What a command a tool runs sees of a terminal: field 7 of /proc/PID/stat
+# is the controlling terminal (0 is none), and /dev/tty opens or not.
+TTY_PROBE='read -r a b c d e f t g </proc/$$/stat; echo $t; (: </dev/tty) 2>/dev/null || echo no terminal'
+
+# Runs one tool call as tool does, but under script(1), which gives the
+# driver a terminal of its own; $output is then the call's output.
+tool_on_terminal() {
+	run script -qec "$(printf '%q ' xg-test tools --workspace "$WS" "$@")>'$BATS_TEST_TMPDIR/res'" /dev/null
+	assert_success
+	run jq -r .result.output "$BATS_TEST_TMPDIR/res"
+}
+
 # ---- the table ----
 
 @test "the tool table lists each tool with a description and an object schema" {
-	run xg-test-tools schemas
+	run xg-test tools schemas
 	assert_success
 	assert_equal "$(jq -r .name <<<"$output" | tr '\n' ' ')" "bash read write edit todo_write ask_user "
 	assert_equal "$(jq -r 'select(.parameters.type == "object" and (.description | length) > 40 and (.parameters.required | length) >= 1) | .name' <<<"$output" | wc -l)" 6
@@ -88,7 +100,7 @@ wait_for_file() {
 }
 
 @test "bash runs in the workspace with standard input from /dev/null" {
-	run_split sh -c 'echo secret | timeout 120 xg-test-tools --workspace "$1" bash "{\"command\":\"pwd; readlink /proc/self/fd/0; cat; echo end\"}"' sh "$WS"
+	run_split sh -c 'echo secret | timeout 120 xg-test tools --workspace "$1" bash "{\"command\":\"pwd; readlink /proc/self/fd/0; cat; echo end\"}"' sh "$WS"
 	assert_success
 	assert_equal "$(field output)" "$(printf '%s\n/dev/null\nend' "$(cd "$WS" && pwd -P)")"
 }
@@ -106,7 +118,7 @@ wait_for_file() {
 }
 
 @test "bash says so when the workspace is missing" {
-	run_split xg-test-tools --workspace "$BATS_TEST_TMPDIR/gone" bash '{"command":"true"}'
+	run_split xg-test tools --workspace "$BATS_TEST_TMPDIR/gone" bash '{"command":"true"}'
 	assert_success
 	assert_equal "$(field ok)" false
 	assert_equal "$(field output)" "bash: cannot enter the workspace '$BATS_TEST_TMPDIR/gone': No such file or directory"
@@ -120,10 +132,7 @@ wait_for_file() {
 }
 
 @test "bash has no controlling terminal even when the caller has one" {
-	run script -qec "xg-test-tools --workspace '$WS' bash '{\"command\":\"read -r a b c d e f t g </proc/\$\$/stat; echo \$t; (: </dev/tty) 2>/dev/null || echo no terminal\"}' >'$BATS_TEST_TMPDIR/res'" /dev/null
-	assert_success
-	run jq -r .result.output "$BATS_TEST_TMPDIR/res"
-	# Field 7 of /proc/PID/stat is the controlling terminal; 0 is none.
+	tool_on_terminal bash "{\"command\":\"$TTY_PROBE\"}"
 	assert_line --index 0 0
 	assert_line --index 1 "no terminal"
 }
@@ -181,7 +190,7 @@ wait_for_file() {
 }
 
 @test "the run directory is created for the full output when it is missing" {
-	run_split xg-test-tools --workspace "$WS" --run-dir "$RUN/deep/er" --id x1 bash '{"command":"seq 1 2500"}'
+	run_split xg-test tools --workspace "$WS" --run-dir "$RUN/deep/er" --id x1 bash '{"command":"seq 1 2500"}'
 	assert_success
 	assert_equal "$(field full_output_path)" "$RUN/deep/er/tool-output/bash-x1.txt"
 	seq 1 2500 | cmp - "$RUN/deep/er/tool-output/bash-x1.txt"
@@ -205,7 +214,7 @@ wait_for_file() {
 
 @test "an interrupt kills the running command's process group and the call says so" {
 	# The command's own timeout only stops a hang if the interrupt is lost.
-	xg-test-tools --workspace "$WS" bash '{"command":"sleep 300 & echo $! >pid; wait","timeout":100}' >res &
+	xg-test tools --workspace "$WS" bash '{"command":"sleep 300 & echo $! >pid; wait","timeout":100}' >res &
 	driver=$!
 	wait_for_file pid
 	kill -INT "$driver"
@@ -509,7 +518,7 @@ wait_for_file() {
 
 @test "the workspace may itself be reached through a symlink" {
 	ln -s "$WS" "$BATS_TEST_TMPDIR/wslink"
-	run_split xg-test-tools --workspace "$BATS_TEST_TMPDIR/wslink" write '{"path":"in.txt","content":"x"}'
+	run_split xg-test tools --workspace "$BATS_TEST_TMPDIR/wslink" write '{"path":"in.txt","content":"x"}'
 	assert_success
 	assert_equal "$(field ok)" true
 	assert_equal "$(cat "$WS/in.txt")" x
@@ -576,9 +585,7 @@ wait_for_file() {
 }
 
 @test "the ask command never gets a terminal" {
-	run script -qec "xg-test-tools --workspace '$WS' --ask 'cat >/dev/null; read -r a b c d e f t g </proc/\$\$/stat; echo \$t; (: </dev/tty) 2>/dev/null || echo no terminal' ask_user '{\"question\":\"q\"}' >'$BATS_TEST_TMPDIR/res'" /dev/null
-	assert_success
-	run jq -r .result.output "$BATS_TEST_TMPDIR/res"
+	tool_on_terminal --ask "cat >/dev/null; $TTY_PROBE" ask_user '{"question":"q"}'
 	assert_line --index 0 0
 	assert_line --index 1 "no terminal"
 }
@@ -631,7 +638,7 @@ wait_for_file() {
 {"type":"tool_call","id":"4","name":"read","args":{"path":"f"}}
 {"type":"tool_call","id":"5","name":"bash","args":{"command":"make test"}}
 EOF
-	run_split xg-test-tools --gate 'if .name != "bash" then true elif .args.command | test("^(git|make) ") then true else "bash is for git and make only" end' gate <calls
+	run_split xg-test tools --gate 'if .name != "bash" then true elif .args.command | test("^(git|make) ") then true else "bash is for git and make only" end' gate <calls
 	assert_success
 	assert_equal "$(jq -c '[.id, .allow]' <<<"$output" | tr '\n' ' ')" '["1",true] ["2",false] ["3",false] ["4",true] ["5",true] '
 	assert_equal "$(jq -r 'select(.id == "2") | .reason' <<<"$output")" "bash is for git and make only"
@@ -656,7 +663,7 @@ for f in re.findall(r"--gate \x27(.*?)\x27", part, re.S):
 {"type":"tool_call","id":"etc","name":"write","args":{"path":"Makefile","content":""}}
 EOF
 	decide() {
-		xg-test-tools --gate "$1" gate <calls | jq -r '"\(.id)=\(.allow)"' | tr '\n' ' '
+		xg-test tools --gate "$1" gate <calls | jq -r '"\(.id)=\(.allow)"' | tr '\n' ' '
 	}
 	assert_equal "$(decide "${ex[0]}")" "git=true make=true rm=false read=true src=true etc=true "
 	assert_equal "$(decide "${ex[1]}")" "git=false make=false rm=false read=true src=false etc=false "

@@ -3,8 +3,9 @@
 # three wire kinds.  The catalog gets a provider "fake" with one model,
 # fake/m, whose key is $XG_TEST_KEY; the fake provider checks it.
 
-load helper
-load fake-provider
+load lib/helper
+load lib/fake-provider
+load lib/signal
 
 KINDS="openai-chat openai-responses anthropic-messages"
 
@@ -24,12 +25,7 @@ teardown() {
 serve() {
 	fake_provider_stop
 	fake_provider_start || return 1
-	mkdir -p "$XG_HOME/config"
-	cat >"$XG_HOME/config/models.json" <<-EOF
-	{"providers": {"fake": {"kind": "$1", "base_url": "$FAKE_URL", "key_env": "XG_TEST_KEY",
-	  "models": {"m": {"context_window": 100000, "max_output_tokens": 4096,
-	                   "efforts": [], "default_effort": null}}}}}
-	EOF
+	fake_catalog "$1"
 }
 
 # Runs xg-run on fake/m with stdin closed off.
@@ -423,20 +419,7 @@ PY
 		# The writer never closes the input: the run waits for its end
 		# before any tool, and a signal must still end it, at once;
 		# and so while it still waits for the records it needs.
-		run python3 - "$FAKE_LOG" "$sig" <<'PY'
-import signal, sys, time
-from runpipe import read_to_end, requested, start, wait_for
-p = start(["xg-run"])
-p.stdin.write(open("upstream.ndjson", "rb").read())
-p.stdin.flush()
-wait_for(requested(sys.argv[1]), "no request")
-time.sleep(0.3)
-p.send_signal(getattr(signal, "SIG" + sys.argv[2]))
-# Standard input stays open throughout: only the signal may end the run.
-out = read_to_end(p, "the run did not end after the signal")
-print(p.wait(timeout=20))
-sys.stdout.write(out.decode())
-PY
+		run signal_open "$sig" request 0.3 xg-run <upstream.ndjson
 		assert_success
 		assert_line --index 0 "$([ $sig = INT ] && echo 130 || echo 143)"
 		output=$(printf '%s\n' "$output" | tail -n +2)
@@ -453,20 +436,8 @@ PY
 	serve openai-chat <<-'EOF'
 	{"text": "never"}
 	EOF
-	run python3 - <<'PY'
-import signal, sys, time
-from runpipe import read_to_end, run_made, start, wait_for
-p = start(["xg-run", "--model", "fake/m"])
-# A request alone, with the input left open: the run waits for more.
-p.stdin.write(b'{"type":"request","text":"waiting"}\n')
-p.stdin.flush()
-wait_for(run_made(), "no run directory")
-time.sleep(0.3)
-p.send_signal(signal.SIGINT)
-out = read_to_end(p, "the run did not end after the signal")
-print(p.wait(timeout=20))
-sys.stdout.write(out.decode())
-PY
+	# A request alone, with the input left open: the run waits for more.
+	run signal_open INT run 0.3 xg-run --model fake/m <<<'{"type":"request","text":"waiting"}'
 	assert_success
 	assert_line --index 0 130
 	output=$(printf '%s\n' "$output" | tail -n +2)
@@ -480,22 +451,13 @@ PY
 	serve openai-chat <<-'EOF'
 	{"text": "never"}
 	EOF
-	run python3 - <<'PY'
-import signal, sys, time
-from runpipe import read_to_end, run_made, start, wait_for
-p = start(["xg-run"])
-# An empty request text fails the run; it still passes the rest of its
-# input through, and waits for its end.
-p.stdin.write(b'{"type":"request","text":""}\n{"type":"model","id":"fake/m","provider":"fake"}\n'
-              b'{"type":"pack","mode":"normal","system":"x"}\n')
-p.stdin.flush()
-wait_for(run_made(), "no run directory")
-time.sleep(0.5)
-p.send_signal(signal.SIGINT)
-out = read_to_end(p, "the run did not end after the signal")
-print(p.wait(timeout=20))
-sys.stdout.write(out.decode())
-PY
+	# An empty request text fails the run; it still passes the rest of its
+	# input through, and waits for its end.
+	run signal_open INT run 0.5 xg-run <<-'EOF'
+	{"type":"request","text":""}
+	{"type":"model","id":"fake/m","provider":"fake"}
+	{"type":"pack","mode":"normal","system":"x"}
+	EOF
 	assert_success
 	assert_line --index 0 130
 	output=$(printf '%s\n' "$output" | tail -n +2)
@@ -720,16 +682,8 @@ PY
 		{"text": "never"}
 		EOF
 		rm -f pgid out.ndjson
-		env --default-signal=INT xg-run --model fake/m "long" </dev/null >out.ndjson 2>err.txt &
-		pid=$!
-		for i in $(seq 1 200); do [ -s pgid ] && break; sleep 0.05; done
-		[ -s pgid ]
-		sleep 0.1
-		kill -INT "$pid"
-		rc=0
-		wait "$pid" || rc=$?
+		signal_run INT '[ -s pgid ]' 0.1 xg-run --model fake/m "long"
 		[ "$rc" = 130 ]
-		output=$(cat out.ndjson)
 		assert_framed
 		[ "$(end_field '"\(.status) \(.stop)"')" = "interrupted user" ]
 		# What was complete is kept: the first call's result is in the conversation.
@@ -745,15 +699,8 @@ PY
 		serve "$kind" <<-'EOF'
 		{"text": "this reply never finishes arriving", "chunk": 2, "stall": 60, "stall_after": 10}
 		EOF
-		env --default-signal=INT xg-run --model fake/m --stream "stall" </dev/null >out.ndjson 2>/dev/null &
-		pid=$!
-		for i in $(seq 1 200); do [ -s "$FAKE_LOG" ] && break; sleep 0.05; done
-		sleep 0.2
-		kill -INT "$pid"
-		rc=0
-		wait "$pid" || rc=$?
+		signal_run INT '[ -s "$FAKE_LOG" ]' 0.2 xg-run --model fake/m --stream "stall"
 		[ "$rc" = 130 ]
-		output=$(cat out.ndjson)
 		assert_framed
 		[ "$(end_field '"\(.status) \(.stop) \(.requests)"')" = "interrupted user 1" ]
 		# The reply in flight is not kept.
@@ -767,19 +714,16 @@ PY
 	{"text": "never asked for"}
 	EOF
 	# Through a pipe, so each record is flushed as it is written.
-	env --default-signal=INT xg-run --model fake/m "wait" </dev/null 2>/dev/null > >(cat >out.ndjson) &
-	pid=$!
-	for i in $(seq 1 200); do grep -q '"type":"retry"' out.ndjson 2>/dev/null && break; sleep 0.05; done
-	grep -q '"type":"retry"' out.ndjson || fail "no retry record came"
+	bg_start --pipe env --default-signal=INT xg-run --model fake/m "wait"
+	wait_until 'grep -q "\"type\":\"retry\"" out.ndjson 2>/dev/null' "no retry record came"
 	kill -INT "$pid"
 	# Far less than the 30 s the provider asked for; a kill stops a hang.
 	for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 	if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; fail "the retry wait was not cut short"; fi
-	rc=0
-	wait "$pid" || rc=$?
-	[ "$rc" = 130 ]
+	# cat may not have written the last record yet.
 	for i in $(seq 1 50); do grep -q '"type":"run_end"' out.ndjson && break; sleep 0.05; done
-	output=$(cat out.ndjson)
+	reap
+	[ "$rc" = 130 ]
 	assert_framed
 	[ "$(end_field '"\(.status) \(.stop)"')" = "interrupted user" ]
 	[ "$(grep -c . "$FAKE_LOG")" = 1 ]
@@ -789,14 +733,8 @@ PY
 	serve openai-chat <<-'EOF'
 	{"tool_calls": [{"id": "s1", "name": "bash", "args": {"command": "echo $$ >pgid; sleep 300"}}]}
 	EOF
-	env --default-signal=INT xg-run --model fake/m "long" </dev/null >out.ndjson 2>/dev/null &
-	pid=$!
-	for i in $(seq 1 200); do [ -s pgid ] && break; sleep 0.05; done
-	kill -TERM "$pid"
-	rc=0
-	wait "$pid" || rc=$?
+	signal_run TERM '[ -s pgid ]' 0 xg-run --model fake/m "long"
 	[ "$rc" = 143 ]
-	output=$(cat out.ndjson)
 	[ "$(end_field '"\(.status) \(.stop)"')" = "interrupted user" ]
 }
 
@@ -963,17 +901,14 @@ assert len(n) == 1 and n[0]["text"] == s[0]["text"]'
 	serve openai-chat <<-'EOF'
 	{"tool_calls": [{"id": "s1", "name": "bash", "args": {"command": "echo $$ >pgid; sleep 300"}}]}
 	EOF
-	env --ignore-signal=INT xg-run --model fake/m "long" </dev/null >out.ndjson 2>/dev/null &
-	pid=$!
-	for i in $(seq 1 200); do [ -s pgid ] && break; sleep 0.05; done
+	bg_start env --ignore-signal=INT xg-run --model fake/m "long"
+	wait_until '[ -s pgid ]' "the bash call did not start"
 	kill -INT "$pid"
 	sleep 0.5
 	kill -0 "$pid"
 	[ -z "$(grep run_end out.ndjson)" ]
 	kill -TERM "$pid"
-	rc=0
-	wait "$pid" || rc=$?
+	reap
 	[ "$rc" = 143 ]
-	output=$(cat out.ndjson)
 	[ "$(end_field '"\(.status) \(.stop)"')" = "interrupted user" ]
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # xg-snapshot: snapshots of the working tree, and replay clones.
 
-load helper
+load lib/helper
 
 setup() {
 	# git and libgit2 read no person's or machine's configuration here.
@@ -363,7 +363,7 @@ stale_entry() {
 	old=$(git rev-parse HEAD:racy)
 	printf 'bbbb\n' > racy
 	touch -d @1700000000 racy
-	xg-test-snapshot stale-entry racy "$old"
+	xg-test snapshot stale-entry racy "$old"
 }
 
 @test "an entry edited in the second the index was written is read again" {
@@ -710,10 +710,10 @@ PATTERNS
 	head -c 1000003 /dev/urandom > "$BATS_TEST_TMPDIR/data"
 	for input in /dev/null "$BATS_TEST_TMPDIR/data"; do
 		want=$(sha1sum < "$input" | cut -d' ' -f1)
-		assert_equal "$(xg-test-snapshot sha1 < "$input")" "$want"
-		assert_equal "$(xg-test-snapshot sha1 --portable < "$input")" "$want"
+		assert_equal "$(xg-test snapshot sha1 < "$input")" "$want"
+		assert_equal "$(xg-test snapshot sha1 --portable < "$input")" "$want"
 	done
-	assert_equal "$(printf abc | xg-test-snapshot sha1)" a9993e364706816aba3e25717850c26c9cd0d89d
+	assert_equal "$(printf abc | xg-test snapshot sha1)" a9993e364706816aba3e25717850c26c9cd0d89d
 }
 
 # Runs a command as nobody (tests run as root): in a directory every user

@@ -2,7 +2,7 @@
 # xg, the dispatcher: xg FOO runs xg-FOO; xg run, plan and resume run the
 # pipeline of a run, print it (--dry-run) or render it for a person.
 
-load helper
+load lib/helper
 
 setup() {
 	mkdir -p extra
@@ -358,7 +358,7 @@ second"
 }
 
 @test "the renderer shows streamed text, a line per tool call, notices and the status" {
-	run xg-test-render <<-'EOF'
+	run xg-test render <<-'EOF'
 	{"type":"run_start","schema":"xg/1","run":"r1","conversation":"c-9"}
 	{"type":"snapshot","commit":null}
 	{"type":"notice","from":"xg-choices","text":"using llamacpp/gpt-oss-20b"}
@@ -389,11 +389,11 @@ xg: completed; 2 tool calls, 2.5 s, tokens 100 in (80 cached), 20 out; conversat
 }
 
 @test "the renderer shows the reply of a run that streamed nothing, and why it failed" {
-	run xg-test-render <<-'EOF'
+	run xg-test render <<-'EOF'
 	{"type":"run_end","status":"failed","reason":"no credentials for openai","reply":"","tool_calls":0,"ms":5}
 	EOF
 	assert_output "xg: failed: no credentials for openai; 0 tool calls, 5 ms"
-	run xg-test-render <<-'EOF'
+	run xg-test render <<-'EOF'
 	{"type":"run_end","status":"interrupted","stop":"user","reply":"Partial.","tool_calls":0,"ms":5}
 	EOF
 	assert_output "Partial.
@@ -401,7 +401,7 @@ xg: interrupted (user); 0 tool calls, 5 ms"
 }
 
 @test "the renderer drops control characters and says when no run_end came" {
-	run xg-test-render <<-'EOF'
+	run xg-test render <<-'EOF'
 	{"type":"text","text":"red \u001b[31mtext\u0007 here"}
 	{"type":"tool_call","id":"z","name":"bash","args":{"command":"sleep 9"}}
 	EOF
@@ -411,7 +411,7 @@ xg: the run ended without a run_end record"
 }
 
 @test "the renderer reports a line that is not a record and reads the rest" {
-	run_split xg-test-render < <(printf '{"type":"text","text":"Hi"}\nnot json\n%s\n' \
+	run_split xg-test render < <(printf '{"type":"text","text":"Hi"}\nnot json\n%s\n' \
 		'{"type":"run_end","status":"completed"}')
 	assert_success
 	assert_output "Hi
@@ -480,14 +480,9 @@ need_xg_run() {
 	[ -x "$XG_SRCDIR/bin/xg-run" ] || skip "xg-run is not built"
 	unset OPENAI_API_KEY ANTHROPIC_API_KEY OPENROUTER_API_KEY
 	export XG_TEST_KEY=test-secret-4d7a FAKE_PROVIDER_KEY=test-secret-4d7a
-	load fake-provider
+	load lib/fake-provider
 	fake_provider_start || return 1
-	mkdir -p "$XG_HOME/config"
-	cat >"$XG_HOME/config/models.json" <<-EOF
-	{"providers": {"fake": {"kind": "openai-chat", "base_url": "$FAKE_URL", "key_env": "XG_TEST_KEY",
-	  "models": {"m": {"context_window": 100000, "max_output_tokens": 4096,
-	                   "efforts": [], "default_effort": null}}}}}
-	EOF
+	fake_catalog openai-chat
 }
 
 teardown() {

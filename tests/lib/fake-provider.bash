@@ -1,13 +1,13 @@
 # Starting and stopping the loopback fake provider from a bats test:
 #
-#   load fake-provider
+#   load lib/fake-provider
 #   fake_provider_start <<'EOF'          (the script, NDJSON, on stdin)
 #   {"text": "Hello"}
 #   EOF
 #   ... "$FAKE_URL" is http://127.0.0.1:PORT/v1, "$FAKE_LOG" the request log
 #   fake_provider_stop                   (in teardown)
 #
-# The script format is described at the top of tests/fake-provider.
+# The script format is described at the top of tests/lib/fake-provider.
 fake_provider_start() {
 	local dir="$BATS_TEST_TMPDIR/fake" i
 	mkdir -p "$dir"
@@ -15,7 +15,7 @@ fake_provider_start() {
 	FAKE_LOG="$dir/requests.ndjson"
 	rm -f "$dir/port" "$FAKE_LOG"
 	# fd 3 is bats' own: a background server must not hold it open.
-	python3 "$XG_SRCDIR/tests/fake-provider" --script "$dir/script.ndjson" --log "$FAKE_LOG" \
+	python3 "$XG_SRCDIR/tests/lib/fake-provider" --script "$dir/script.ndjson" --log "$FAKE_LOG" \
 		--port-file "$dir/port" --idle-exit 120 </dev/null >"$dir/server.out" 2>&1 3>&- &
 	FAKE_PID=$!
 	for i in $(seq 1 400); do
@@ -30,6 +30,18 @@ fake_provider_start() {
 	FAKE_PORT=$(cat "$dir/port")
 	FAKE_URL="http://127.0.0.1:$FAKE_PORT/v1"
 	export FAKE_LOG FAKE_PORT FAKE_URL FAKE_PID
+}
+
+# fake_catalog KIND: the catalog in $XG_HOME gets a provider "fake" that
+# speaks KIND at the fake provider, with one model, fake/m, whose key is
+# $XG_TEST_KEY.
+fake_catalog() {
+	mkdir -p "$XG_HOME/config"
+	cat >"$XG_HOME/config/models.json" <<-EOF
+	{"providers": {"fake": {"kind": "$1", "base_url": "$FAKE_URL", "key_env": "XG_TEST_KEY",
+	  "models": {"m": {"context_window": 100000, "max_output_tokens": 4096,
+	                   "efforts": [], "default_effort": null}}}}}
+	EOF
 }
 
 fake_provider_stop() {

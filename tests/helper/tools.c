@@ -4,6 +4,7 @@
  * (gate null without --gate; result null when the gate refused).
  */
 #include "xg.h"
+#include "xg-test.h"
 #include "run/internal.h"
 
 static const char *const usage[] = {
@@ -90,7 +91,7 @@ static void gate_many(const char *filter, struct xg_rec_writer *w)
 	xg_gate_free(g);
 }
 
-int main(int argc, char **argv)
+int cmd__tools(int argc, char **argv)
 {
 	struct xg_tool_ctx ctx = { 0 };
 	struct xg_rec_writer w;

@@ -3,6 +3,7 @@
  * alone: the SHA-256, template rendering and data escaping.
  */
 #include "xg.h"
+#include "xg-test.h"
 #include "prompt/prompt.h"
 #include "sha256.h"
 
@@ -50,7 +51,7 @@ static int sha256(unsigned long long repeat)
 	return 0;
 }
 
-int main(int argc, char **argv)
+int cmd__prompt(int argc, char **argv)
 {
 	struct xg_opts o;
 	const char *arg;

@@ -3,15 +3,16 @@
  * whose stat data matches the file in the working tree while its id is
  * that of other content (the state a racy edit leaves behind).
  *
- *   xg-test-snapshot stale-entry path oid
+ *   xg-test snapshot stale-entry path oid
  *
  * and prints the SHA-1 of its standard input the way the pack writer
  * computes it (with the SHA extensions when the processor has them, or
  * the portable code):
  *
- *   xg-test-snapshot sha1 [--portable]
+ *   xg-test snapshot sha1 [--portable]
  */
 #include "xg.h"
+#include "xg-test.h"
 #include "sha1.h"
 #include <git2.h>
 
@@ -60,7 +61,7 @@ static int sha1_stdin(int portable)
 	return xg_prog_exit(0);
 }
 
-int main(int argc, char **argv)
+int cmd__snapshot(int argc, char **argv)
 {
 	git_repository *repo;
 	git_index *ix;

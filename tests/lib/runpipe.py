@@ -2,6 +2,10 @@
 Helpers for the tests of tests/xg-run.bats that drive xg-run through a pipe
 left open: start it, wait for something to happen (giving up after 20 s,
 which fails the test), and read what it writes.
+
+As a program, it runs signal_open (tests/lib/signal.bash):
+
+    python3 runpipe.py signal SIG request|run PAUSE ARGV... <records
 """
 import os
 import select
@@ -64,3 +68,30 @@ def read_to_end(p, what, timeout=20):
         if not chunk:
             return out
         out += chunk
+
+
+def signal_open(argv, data, ready, what, pause, sig):
+    """Starts argv, writes it data and leaves its input open, so that only
+    the signal may end it; once ready() (the test fails saying what if it
+    does not come) and pause seconds more, sends it sig.  Prints its exit
+    status, then what it wrote."""
+    p = start(argv)
+    p.stdin.write(data)
+    p.stdin.flush()
+    wait_for(ready, what)
+    time.sleep(pause)
+    p.send_signal(sig)
+    out = read_to_end(p, "the run did not end after the signal")
+    print(p.wait(timeout=20))
+    sys.stdout.write(out.decode())
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 6 or sys.argv[1] != "signal" or sys.argv[3] not in ("request", "run"):
+        sys.exit("usage: runpipe.py signal SIG request|run PAUSE ARGV...")
+    sig, when, pause, argv = sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5:]
+    if when == "request":
+        ready, what = requested(os.environ["FAKE_LOG"]), "no request"
+    else:
+        ready, what = run_made(), "no run directory"
+    signal_open(argv, sys.stdin.buffer.read(), ready, what, pause, getattr(signal, "SIG" + sig))

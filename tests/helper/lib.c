@@ -3,6 +3,7 @@
  * library function the way a program would.
  */
 #include "xg.h"
+#include "xg-test.h"
 #include "conversation.h"
 
 static const char *const usage[] = {
@@ -151,7 +152,7 @@ static struct xg_buf read_stdin(void)
 	return b;
 }
 
-int main(int argc, char **argv)
+int cmd__lib(int argc, char **argv)
 {
 	struct xg_opts o;
 	const char *arg, *verb;

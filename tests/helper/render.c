@@ -3,6 +3,7 @@
  * standard input, the text a person would see on standard output.
  */
 #include "xg.h"
+#include "xg-test.h"
 #include "dispatch/dispatch.h"
 
 static const char *const usage[] = {
@@ -21,7 +22,7 @@ static const struct xg_command cmd = {
 	"xg-test-render", "Render records for a person.", usage, options
 };
 
-int main(int argc, char **argv)
+int cmd__render(int argc, char **argv)
 {
 	struct xg_opts o;
 	const char *arg;

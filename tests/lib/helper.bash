@@ -1,5 +1,6 @@
-# Loaded by every tests/*.bats file: bats-support, bats-assert, and a private
-# XG_HOME per test so no test sees another's state or the person's own.
+# Loaded by every tests/*.bats file (load lib/helper): bats-support,
+# bats-assert, and a private XG_HOME per test so no test sees another's
+# state or the person's own.
 for d in /usr/lib/bats /usr/local/lib/bats /usr/lib/node_modules; do
 	if [ -f "$d/bats-support/load.bash" ]; then
 		load "$d/bats-support/load.bash"
@@ -11,8 +12,8 @@ done
 : "${XG_SRCDIR:=$(cd "$BATS_TEST_DIRNAME/.." && pwd)}"
 export XG_SRCDIR
 export PATH="$XG_SRCDIR/bin:$XG_SRCDIR/tests/bin:$PATH"
-# Python helpers the tests import (tests/runpipe.py).
-export PYTHONPATH="$XG_SRCDIR/tests${PYTHONPATH:+:$PYTHONPATH}"
+# Python helpers the tests import (tests/lib/runpipe.py).
+export PYTHONPATH="$XG_SRCDIR/tests/lib${PYTHONPATH:+:$PYTHONPATH}"
 [ -d "$XG_SRCDIR/tests/vgbin" ] && export PATH="$XG_SRCDIR/tests/vgbin:$PATH"
 export XG_HOME="$BATS_TEST_TMPDIR/home"
 export XG_SHARE_DIR="$XG_SRCDIR/share/xg"
@@ -29,6 +30,27 @@ FIXTURES="$XG_SRCDIR/tests/fixtures"
 bats_require_minimum_version 1.5.0
 run_split() {
 	run --separate-stderr "$@"
+}
+
+# hold_lock PATH SECONDS: another process takes the lock on PATH as xg's
+# writers do, and holds it for SECONDS; this returns once it has it, with
+# $holder its process id (the test fails if it has not in 10 s).
+hold_lock() {
+	local i
+	xg-test lib hold-lock "$1" "$2" >"$BATS_TEST_TMPDIR/held" &
+	holder=$!
+	for i in $(seq 1 200); do
+		grep -q locked "$BATS_TEST_TMPDIR/held" && return 0
+		sleep 0.05
+	done
+	kill "$holder" 2>/dev/null || true
+	fail "the lock on '$1' was not taken"
+}
+
+# release_lock: ends the holder hold_lock started, before its time.
+release_lock() {
+	kill "$holder"
+	wait "$holder" || true
 }
 
 # Every test works in its own scratch directory.

@@ -21,6 +21,7 @@
  * the same request sent once more on the aborted provider.
  */
 #include "xg.h"
+#include "xg-test.h"
 #include <dlfcn.h>
 #include <poll.h>
 #include <pthread.h>
@@ -140,7 +141,7 @@ static void on_retry(void *ctx, const struct xg_provider_retry *r)
 		armed = 1;
 }
 
-int main(int argc, char **argv)
+int cmd__provider_abort(int argc, char **argv)
 {
 	struct xg_opts o;
 	struct xg_rec_writer w;

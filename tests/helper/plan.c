@@ -4,6 +4,7 @@
  * hold it against the line xg-classify-plan writes (xg_plan_record_line).
  */
 #include "xg.h"
+#include "xg-test.h"
 #include "plan/plan.h"
 
 static const char *const usage[] = { "xg-test-plan", NULL };
@@ -14,7 +15,7 @@ static const struct xg_command cmd = {
 	"xg-test-plan", "Write the plan record of standard input through libjq.", usage, options
 };
 
-int main(int argc, char **argv)
+int cmd__plan(int argc, char **argv)
 {
 	struct xg_opts o;
 	struct xg_rec_writer w;

@@ -5,6 +5,7 @@
  * $XG_TEST_KEY, never from the command line.
  */
 #include "xg.h"
+#include "xg-test.h"
 #include "provider/provider.h"
 
 static const char *const usage[] = {
@@ -61,7 +62,7 @@ static void print_policy(void)
 	printf("]}\n");
 }
 
-int main(int argc, char **argv)
+int cmd__provider(int argc, char **argv)
 {
 	struct xg_opts o;
 	struct xg_rec_writer w;

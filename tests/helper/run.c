@@ -7,6 +7,7 @@
  * child starts with, so the figure is the command's).
  */
 #include "xg.h"
+#include "xg-test.h"
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -19,7 +20,7 @@ static int64_t wall_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-int main(int argc, char **argv)
+int cmd__run(int argc, char **argv)
 {
 	struct rusage ru;
 	int64_t t0, m0;

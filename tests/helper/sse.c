@@ -5,6 +5,7 @@
  * .expect.json; also measures parse throughput for bench/provider.sh.
  */
 #include "xg.h"
+#include "xg-test.h"
 #include <jq.h>
 #include "provider/provider.h"
 
@@ -359,7 +360,7 @@ static void bench(const char *path, double mb)
 	xg_buf_release(&big);
 }
 
-int main(int argc, char **argv)
+int cmd__sse(int argc, char **argv)
 {
 	struct xg_opts o;
 	struct xg_rec_writer w;
