@@ -28,7 +28,7 @@ static void on_signal(int sig)
 	if (!run_signal)
 		run_signal = sig;
 	if (run_procs)
-		xg_tool_kill_all(run_procs, SIGTERM);
+		xg_tool_procs_kill(run_procs, SIGTERM);
 	if (p)
 		xg_provider_abort(p);
 	xg_run_input_abort();
