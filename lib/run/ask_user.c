@@ -37,7 +37,7 @@ jv xg_tool_ask_user_peek(const struct xg_tool_ctx *ctx, jv args)
 		r = xg_tool_result(1, jv_string(no_person));
 		return xg_json_set(r, "answered", jv_false());
 	}
-	if (xg_tool_aborted(ctx))
+	if (xg_tool_proc_aborted(ctx))
 		return xg_tool_fail("ask_user: not asked: the run is being interrupted");
 	memset(&c, 0, sizeof(c));
 	c.sink = ask_sink;

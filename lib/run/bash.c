@@ -226,7 +226,7 @@ jv xg_tool_bash_peek(const struct xg_tool_ctx *ctx, jv args)
 			clamped = 1;
 		}
 	}
-	if (xg_tool_aborted(ctx))
+	if (xg_tool_proc_aborted(ctx))
 		return xg_tool_fail("bash: not run: the run is being interrupted");
 	if (!workspace_ok(ctx->workspace))
 		return xg_tool_fail("bash: cannot enter the workspace '%s': %s",

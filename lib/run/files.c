@@ -18,7 +18,7 @@
 
 /* 1 when args[key] is absent or null, 0 with *out set when it is an
  * integer >= 1, -1 otherwise. */
-static int positive_arg(jv args, const char *key, long long *out)
+static int positive_arg_peek(jv args, const char *key, long long *out)
 {
 	jv v = xg_json_get_peek(args, key);
 
@@ -222,9 +222,9 @@ jv xg_tool_read_peek(const struct xg_tool_ctx *ctx, jv args)
 	memset(&r, 0, sizeof(r));
 	r.offset = 1;
 	r.limit = XG_TOOL_MAX_LINES;
-	if (positive_arg(args, "offset", &r.offset) < 0)
+	if (positive_arg_peek(args, "offset", &r.offset) < 0)
 		return xg_tool_fail("read: 'offset' must be a line number, 1 or more");
-	if (positive_arg(args, "limit", &r.limit) < 0)
+	if (positive_arg_peek(args, "limit", &r.limit) < 0)
 		return xg_tool_fail("read: 'limit' must be a number of lines, 1 or more");
 	if (r.limit > XG_TOOL_MAX_LINES)
 		r.limit = XG_TOOL_MAX_LINES;
@@ -366,7 +366,7 @@ static int by_position(const void *a, const void *b)
 }
 
 /* Reads the edits in the file's line endings; a result on error. */
-static int parse_edits(jv list, int crlf, struct edit **out, int *count, jv *err)
+static int parse_edits_peek(jv list, int crlf, struct edit **out, int *count, jv *err)
 {
 	int i, n = xg_json_length_peek(list);
 	struct edit *e;
@@ -497,7 +497,7 @@ jv xg_tool_edit_peek(const struct xg_tool_ctx *ctx, jv args)
 	/* The file's first line ending decides what the edits' LFs become. */
 	nl = memchr(text, '\n', len);
 	crlf = nl && nl > text && nl[-1] == '\r';
-	if (parse_edits(xg_json_get_peek(args, "edits"), crlf, &e, &n, &r) < 0)
+	if (parse_edits_peek(xg_json_get_peek(args, "edits"), crlf, &e, &n, &r) < 0)
 		goto out;
 	if (place_edits(e, n, text, len, shown, &r) < 0)
 		goto out;

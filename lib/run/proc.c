@@ -54,6 +54,11 @@ void xg_tool_procs_kill(struct xg_tool_procs *procs, int sig)
 	}
 }
 
+int xg_tool_proc_aborted(const struct xg_tool_ctx *ctx)
+{
+	return ctx->abort && *ctx->abort;
+}
+
 /* Signals the child's group; before the child's setsid the group does not
  * exist yet, so the child itself gets it too. */
 static void kill_group(pid_t pid, int sig)
@@ -249,7 +254,7 @@ void xg_tool_proc_wait(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c,
 		 * then kills the group, so a shell found dead here may have been
 		 * killed by the interrupt, and the rest of its group still
 		 * needs stopping. */
-		int ab = xg_tool_aborted(ctx), was_reaped = c->reaped;
+		int ab = xg_tool_proc_aborted(ctx), was_reaped = c->reaped;
 
 		now = xg_clock_ms();
 		proc_reap(c, WNOHANG);

@@ -2,8 +2,7 @@
  * The tools xg-run offers the model, as one table: each tool's name, the
  * function that runs it (in its own file: bash.c, files.c, todo.c,
  * ask_user.c), and the description and JSON schema a provider is sent.
- * Then the dispatch, which finds a call's tool in the table, and the
- * result objects every tool returns.
+ * Then the dispatch, which finds a call's tool in the table.
  */
 #include "xg.h"
 #include "run/tools.h"
@@ -119,34 +118,6 @@ static const struct tool *find(const char *name)
 int xg_tool_exists(const char *name)
 {
 	return find(name) != NULL;
-}
-
-jv xg_tool_result(int ok, jv output)
-{
-	jv r = jv_object();
-
-	r = xg_json_set(r, "ok", jv_bool(ok));
-	return xg_json_set(r, "output", output);
-}
-
-jv xg_tool_fail(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	jv r;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		xg_die(XG_EX_SOFTWARE, "out of memory");
-	va_end(ap);
-	r = xg_tool_result(0, xg_json_string_bytes(s, strlen(s)));
-	free(s);
-	return r;
-}
-
-int xg_tool_aborted(const struct xg_tool_ctx *ctx)
-{
-	return ctx->abort && *ctx->abort;
 }
 
 jv xg_tool_run(const struct xg_tool_ctx *ctx, const char *name, jv args)

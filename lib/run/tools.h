@@ -2,22 +2,23 @@
 #define XG_RUN_TOOLS_H
 /*
  * Private to lib/run/ (and its test driver): the tools xg-run offers the
- * model (docs/tools.md is the reference).  The first part is what the loop
- * uses; the second is what the tool files share among themselves.  The
- * tools know nothing of the run: what a call needs comes in struct
- * xg_tool_ctx.
+ * model (docs/tools.md is the reference).  The first part below is what
+ * the loop uses, the second what the tool files share.  The tools know
+ * nothing of the run: what a call needs comes in struct xg_tool_ctx.
  *
- *   bash        run a shell command in the workspace          (bash.c)
+ *   bash        run a shell command in the workspace (bash.c)
  *   read        a text file with line numbers, a window at a time (files.c)
- *   write       replace or create a file, atomically          (files.c)
- *   edit        replace unique pieces of a file, atomically, all or nothing
- *                                                              (files.c)
- *   todo_write  the progress list the loop writes as a todo record (todo.c)
- *   ask_user    a question for the --ask command, if there is one (ask_user.c)
+ *   write       replace or create a file, atomically (files.c)
+ *   edit        replace unique pieces of a file, all or nothing (files.c)
+ *   todo_write  the progress list, written as a todo record (todo.c)
+ *   ask_user    a question for the --ask command, if any (ask_user.c)
  *
- * tools.c holds the table and the dispatch, proc.c the child processes of
- * bash and ask_user, workspace.c the path rule of the file tools.  xg_tool_schemas() is the table sent to a provider;
- * xg_tool_run() runs one call and always returns a result object
+ * tools.c holds the table and the dispatch.  Beneath the tools, result.c
+ * makes their results, proc.c runs the commands of bash and ask_user, and
+ * workspace.c keeps the file tools' paths inside the workspace.
+ *
+ * xg_tool_schemas() is the table sent to a provider; xg_tool_run() runs one
+ * call and always returns a result object
  *
  *   {"ok": bool, "output": "text for the model", ...}
  *
@@ -108,13 +109,11 @@ jv xg_tool_edit_peek(const struct xg_tool_ctx *ctx, jv args);
 jv xg_tool_todo_write_peek(const struct xg_tool_ctx *ctx, jv args);
 jv xg_tool_ask_user_peek(const struct xg_tool_ctx *ctx, jv args);
 
-/* {"ok": ok, "output": output}; consumes output. */
+/* The result objects (result.c): {"ok": ok, "output": output}, consuming
+ * output; and one with ok false and a formatted output. */
 jv xg_tool_result(int ok, jv output);
-/* A result with ok false and a formatted output. */
 __attribute__((format(printf, 1, 2)))
 jv xg_tool_fail(const char *fmt, ...);
-/* Whether the run is stopping the tools (ctx->abort set). */
-int xg_tool_aborted(const struct xg_tool_ctx *ctx);
 
 /*
  * Where path (relative to the workspace, or absolute) leads once every
@@ -173,6 +172,9 @@ struct xg_tool_proc {
  * stderr_too merges standard error into the output (else it is ours).
  * Returns 0, or -1 with errno set.
  */
+/* Whether the run is stopping the tools (ctx->abort set): then no
+ * command starts. */
+int xg_tool_proc_aborted(const struct xg_tool_ctx *ctx);
 int xg_tool_proc_start(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c,
 		       const char *command, int with_input, int stderr_too);
 /* Feeds the input, hands the output to the sink and waits for the command
