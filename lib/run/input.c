@@ -131,7 +131,7 @@ static jv *slot_of(struct run *r, const char *type)
 	return NULL;
 }
 
-static int held(jv v)
+static int held_peek(jv v)
 {
 	return jv_get_kind(v) == JV_KIND_OBJECT;
 }
@@ -163,7 +163,7 @@ int xg_run_read_input(struct run *r)
 		in->reading = 1;
 		if (input_aborted)	/* a signal came before the pipe was there */
 			n = -1;
-		while (n >= 0 && !(held(r->request) && held(r->model) && held(r->pack)) &&
+		while (n >= 0 && !(held_peek(r->request) && held_peek(r->model) && held_peek(r->pack)) &&
 		       (n = xg_rec_next(&in->rd, &rec)) > 0) {
 			jv *slot = slot_of(r, rec.type);
 
@@ -188,7 +188,7 @@ int xg_run_read_input(struct run *r)
 		if (n < 0)
 			return r->rc;
 	}
-	if (!held(r->request))
+	if (!held_peek(r->request))
 		return xg_run_fail(r, XG_EX_DATAERR, "no request: give its text as an operand or "
 				   "a request record on standard input");
 	return check_request(r, line) < 0 ? r->rc : 0;
@@ -316,7 +316,7 @@ static jv take_snapshot(const struct run_input *in)
 				WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 		jv_free(snap);
 		snap = jv_null();
-	} else if (!held(snap)) {
+	} else if (!held_peek(snap)) {
 		fprintf(stderr, "%s: no snapshot: '%s' wrote no snapshot record\n", xg_progname,
 			prog);
 	}
@@ -329,7 +329,7 @@ static void *input_thread(void *arg)
 	struct run_input *in = arg;
 
 	read_rest(in);
-	if (in->want_snapshot && !held(in->snapshot)) {
+	if (in->want_snapshot && !held_peek(in->snapshot)) {
 		if (in->verbose)
 			fprintf(stderr, "%s: no snapshot record: running xg-snapshot\n",
 				xg_progname);
@@ -362,7 +362,7 @@ void xg_run_start_input(struct run *r)
 {
 	struct run_input *in = input_of(r);
 
-	if (in->reading || !held(r->snapshot))
+	if (in->reading || !held_peek(r->snapshot))
 		start_thread(r, in, 1);
 }
 

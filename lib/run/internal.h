@@ -1,20 +1,42 @@
 #ifndef XG_RUN_INTERNAL_H
 #define XG_RUN_INTERNAL_H
 /*
- * Private to lib/run/: nothing outside the folder includes this header.
- * The state a run's files share: the run itself, its records, the gates and
- * the tools.
+ * Private to lib/run/: nothing outside the folder includes this header
+ * (the test driver of the tools excepted).  The public entry is run/run.h.
+ *
+ * What the files of the run share, part by part.  struct run is one run's
+ * whole state.  The parts stand in layers, and a part calls only the parts
+ * below it:
+ *
+ *   loop.c      xg_run: the rounds, the tool calls, how the run ends
+ *   prepare.c   everything before the first request
+ *   call.c      one provider call, and run_start at its first event
+ *   history.c   the conversation: loaded, and appended to
+ *   input.c     the upstream records, and a snapshot taken when none came
+ *   summary.c   the run's own records (run_start, run_end, run.json) and
+ *               its outcome (xg_run_fail)
+ *   out.c       where every record goes
+ *   thread.c    the run's threads, which take no signal
+ *
+ * signal.c stands beside them, called only from loop.c: its handler stops
+ * what is running (the tools, the provider call, the input).
+ *
+ * The tools (run/tools.h) and the gate (run/gate.h), which this header
+ * brings along, are beneath it all and know nothing of the run.
  */
-#include <stdio.h>
-#include "json.h"
-#include "rec.h"
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
-#include <pthread.h>
+#include <stdio.h>
+#include "buf.h"
+#include "json.h"
+#include "rec.h"
 #include "choices/choices.h"
 #include "run/run.h"
 #include "run/gate.h"
 #include "run/tools.h"
+
+/* ---- out.c: where the records go ---- */
 
 /*
  * A run's records (man 5 xg-records): each record xg-run writes goes to
@@ -45,15 +67,7 @@ void xg_run_out_pass(struct xg_run_out *o, const struct xg_rec *rec);
 /* Writes runs/ID/run.json (info consumed) atomically; -1 after a message. */
 int xg_run_out_summary(struct xg_run_out *o, jv info);
 
-/*
- * What the files of the agent loop share (loop.c, input.c, history.c,
- * summary.c); private to lib/run: the public entry is run/loop.h.
- *
- * struct run is one run's whole state.  loop.c drives it; input.c reads
- * the upstream records and takes a missing snapshot; history.c loads the
- * conversation so far and appends to it; summary.c writes the run's own
- * records (run_start, run_end) and runs/ID/run.json.
- */
+/* ---- the run ---- */
 
 struct xg_provider;
 struct xg_gate;
@@ -66,27 +80,43 @@ struct run {
 	char started[25];
 	char *id, *conv, *cwd;
 	int conv_new;
+	const char *mode;
+
+	/* The upstream records (input.c), and the rest of the input. */
 	jv request, snapshot, model, pack;
-	struct run_input *input;	/* standard input and the snapshot (input.c) */
+	struct run_input *input;
+
+	/* What prepare.c sets up. */
 	pthread_t warm_thread;		/* libcurl's set-up, started at once */
 	int warm_running;
 	pthread_t gate_thread;
 	int gate_running;
 	char *gate_err;
-	jv pending;		/* the run's records until run_start is out */
-	int begun;
-	const char *mode;
+	struct xg_gate *gate;
 	struct xg_choices choices;
 	int have_catalog;
 	struct xg_provider *prov;
 	const char **env_drop;
-	struct xg_gate *gate;
-	struct xg_tool_procs procs;
-	jv messages, tools;
+	jv tools;		/* the tool table every request carries */
 	long long stable;	/* bytes of the system prompt that never change */
+
+	/* The first SIGINT or SIGTERM, 0 before one (signal.c). */
+	volatile sig_atomic_t signal;
+	/* The provider while a request is in flight, for the handler to abort. */
+	struct xg_provider *volatile in_flight;
+	struct xg_tool_procs procs;
+
+	/* The run's own records until run_start is out (summary.c). */
+	jv pending;
+	int begun;
+
+	/* The rounds. */
+	jv messages;		/* the next request's messages */
 	long long in, cached, output;
 	int calls, requests;
 	char *reply;
+
+	/* The outcome, for run_end and run.json; rc is -1 while the run goes on. */
 	const char *status, *stop;
 	char *reason;
 	int rc;
@@ -97,20 +127,37 @@ static inline jv string_or_null(const char *s)
 	return s ? jv_string(s) : jv_null();
 }
 
-/* loop.c */
+/* ---- signal.c: what a signal stops ---- */
+
+/* Catches SIGINT and SIGTERM for r, unless they are ignored. */
+void xg_run_signals_catch(struct run *r);
+/* Lets go of r: a signal from here on reaches no run. */
+void xg_run_signals_release(void);
+
+/* ---- thread.c ---- */
+
+/* Starts a thread that takes no SIGINT or SIGTERM, so they reach the main
+ * thread (and interrupt what it waits on); 0 or -1. */
+int xg_run_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
+
+/* ---- summary.c: the run's own records and its outcome ---- */
 
 /* Ends the run as failed with exit code rc; the reason also goes to stderr.
  * Returns rc. */
 __attribute__((format(printf, 3, 4)))
 int xg_run_fail(struct run *r, int rc, const char *fmt, ...);
-/* Starts a thread that takes no SIGINT or SIGTERM, so they reach the main
- * thread (and interrupt what it waits on); 0 or -1. */
-int xg_run_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 /* Writes one of the run's own records (consumed), held back until
  * run_start is out. */
 void xg_run_emit(struct run *r, jv rec);
+/* {"input", "cached_input", "output"} */
+jv xg_run_usage(long long in, long long cached, long long out);
+/* run_start and the first run.json, then the records held back. */
+void xg_run_write_start(struct run *r);
+void xg_run_write_end(struct run *r);
+/* runs/ID/run.json; ended is NULL while the run goes on. */
+void xg_run_write_summary(struct run *r, const char *ended);
 
-/* input.c: the upstream records */
+/* ---- input.c: the upstream records ---- */
 
 /* Reads standard input (or takes the operand) until a request, a model and
  * a pack are held; 0 or fails the run. */
@@ -128,7 +175,7 @@ void xg_run_input_release(struct run *r);
 /* For a signal handler: stops a snapshot being taken. */
 void xg_run_input_abort(void);
 
-/* history.c: the conversation */
+/* ---- history.c: the conversation ---- */
 
 /* Appends entry (consumed) to the conversation; 0 or fails the run. */
 int xg_run_remember(struct run *r, jv entry);
@@ -141,13 +188,37 @@ int xg_run_note_model_change(struct run *r);
  * kind may be NULL. */
 int xg_run_add_user_message(struct run *r, const char *text, const char *kind);
 
-/* summary.c: the run's own records */
+/* ---- prepare.c: before the first request ---- */
 
-/* {"input", "cached_input", "output"} */
-jv xg_run_usage(long long in, long long cached, long long out);
-void xg_run_write_start(struct run *r);
-void xg_run_write_end(struct run *r);
-/* runs/ID/run.json; ended is NULL while the run goes on. */
-void xg_run_write_summary(struct run *r, const char *ended);
+/* The run's directory, the input, the model, the provider, the pack and
+ * the gate, with records going to fp; 0 or fails the run. */
+int xg_run_prepare(struct run *r, FILE *fp);
+/* Joins the threads xg_run_prepare started, however far it got. */
+void xg_run_prepare_join(struct run *r);
+
+/* ---- call.c: one provider call ---- */
+
+/* What one reply brought. */
+struct turn {
+	struct run *r;
+	struct xg_buf text;
+	jv reasoning;		/* reasoning blocks to send back */
+	jv calls;		/* {id, name, args, bad_args?} */
+	jv usage;
+	char finish[32];	/* the reason the reply ended, "" when none came */
+};
+
+void xg_run_turn_init(struct turn *t, struct run *r);
+void xg_run_turn_release(struct turn *t);
+/*
+ * Sends the next request (all of the run so far) and streams its reply
+ * into t, counting its usage.  Returns 0 once the reply is settled in the
+ * messages, the conversation and the records; otherwise the loop ends:
+ * r->rc when the run failed, -1 when it was stopped.
+ */
+int xg_run_call(struct run *r, struct turn *t);
+/* Writes run_start once the rest of the input is in (a signal cuts the
+ * wait short), and the records held back until then; once. */
+void xg_run_begin(struct run *r);
 
 #endif
