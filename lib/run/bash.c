@@ -202,30 +202,81 @@ static void bash_end_note(struct xg_buf *text, const struct xg_tool_proc *c, dou
 	}
 }
 
+/* The timeout argument in seconds, lowered to the ceiling (then *clamped
+ * is set); -1 when it is not a number above 0. */
+static int timeout_arg_peek(jv args, double *timeout_s, int *clamped)
+{
+	jv tv = xg_json_get_peek(args, "timeout");
+
+	*timeout_s = XG_TOOL_BASH_TIMEOUT_S;
+	*clamped = 0;
+	if (!jv_is_valid(tv) || jv_get_kind(tv) == JV_KIND_NULL)
+		return 0;
+	if (jv_get_kind(tv) != JV_KIND_NUMBER || !(jv_number_value(tv) > 0))
+		return -1;
+	*timeout_s = jv_number_value(tv);
+	if (*timeout_s > XG_TOOL_BASH_MAX_TIMEOUT_S) {
+		*timeout_s = XG_TOOL_BASH_MAX_TIMEOUT_S;
+		*clamped = 1;
+	}
+	return 0;
+}
+
+/* The result of a command that ran: the text the model sees, and how the
+ * command ended. */
+static jv bash_result(struct bash_out *o, const struct xg_tool_proc *c, double timeout_s,
+		      int clamped, const char *full_path)
+{
+	struct xg_buf text = XG_BUF_INIT(0);
+	uint64_t shown = 0;
+	int cut;
+	jv r;
+
+	cut = bash_tail(o, &text, &shown);
+	if (o->bytes == 0)
+		xg_buf_addstr(&text, "(no output)");
+	if (text.len && text.buf[text.len - 1] != '\n')
+		xg_buf_addch(&text, '\n');
+	if (cut)
+		bash_cut_note(&text, o, shown, full_path);
+	if (clamped)
+		xg_buf_addf(&text, "[the timeout was lowered to the ceiling of %d s]\n",
+			    XG_TOOL_BASH_MAX_TIMEOUT_S);
+	bash_end_note(&text, c, timeout_s);
+	xg_buf_setlen(&text, text.len - 1);
+
+	r = xg_tool_result(c->end == XG_TOOL_PROC_EXIT && WIFEXITED(c->status) && !WEXITSTATUS(c->status),
+			   xg_json_string_bytes(text.buf, text.len));
+	xg_buf_release(&text);
+	r = xg_json_set(r, "exit_code", WIFEXITED(c->status) && c->end == XG_TOOL_PROC_EXIT
+			? jv_number(WEXITSTATUS(c->status)) : jv_null());
+	if (WIFSIGNALED(c->status))
+		r = xg_json_set(r, "signal", jv_number(WTERMSIG(c->status)));
+	r = xg_json_set(r, "timed_out", jv_bool(c->end == XG_TOOL_PROC_TIMEOUT ||
+						 c->end == XG_TOOL_PROC_DEADLINE));
+	if (c->end == XG_TOOL_PROC_ABORT)
+		r = xg_json_set(r, "aborted", jv_true());
+	r = xg_json_set(r, "truncated", jv_bool(cut));
+	r = xg_json_set(r, "timeout", jv_number(timeout_s));
+	if (cut && full_path)
+		r = xg_json_set(r, "full_output_path", jv_string(full_path));
+	return r;
+}
+
 jv xg_tool_bash_peek(const struct xg_tool_ctx *ctx, jv args)
 {
 	const char *command = xg_json_string_peek(args, "command");
-	jv tv = xg_json_get_peek(args, "timeout");
-	double timeout_s = XG_TOOL_BASH_TIMEOUT_S;
+	double timeout_s;
 	struct bash_out o = { XG_BUF_INIT(0), 0, 0, -1, -1, 0, 0 };
 	struct xg_tool_proc c;
-	struct xg_buf text = XG_BUF_INIT(0);
 	char *full_path = NULL;
-	uint64_t shown = 0;
-	int cut, clamped = 0;
+	int clamped;
 	jv r;
 
 	if (!command)
 		return xg_tool_fail("bash: 'command' must be a string");
-	if (jv_is_valid(tv) && jv_get_kind(tv) != JV_KIND_NULL) {
-		if (jv_get_kind(tv) != JV_KIND_NUMBER || !(jv_number_value(tv) > 0))
-			return xg_tool_fail("bash: 'timeout' must be a number of seconds above 0");
-		timeout_s = jv_number_value(tv);
-		if (timeout_s > XG_TOOL_BASH_MAX_TIMEOUT_S) {
-			timeout_s = XG_TOOL_BASH_MAX_TIMEOUT_S;
-			clamped = 1;
-		}
-	}
+	if (timeout_arg_peek(args, &timeout_s, &clamped) < 0)
+		return xg_tool_fail("bash: 'timeout' must be a number of seconds above 0");
 	if (xg_tool_proc_aborted(ctx))
 		return xg_tool_fail("bash: not run: the run is being interrupted");
 	if (!workspace_ok(ctx->workspace))
@@ -237,37 +288,10 @@ jv xg_tool_bash_peek(const struct xg_tool_ctx *ctx, jv args)
 	c.sink_data = &o;
 	if (xg_tool_proc_start(ctx, &c, command, 0, 1) < 0) {
 		r = xg_tool_fail("bash: cannot start /bin/sh: %s", strerror(errno));
-		goto out;
+	} else {
+		xg_tool_proc_wait(ctx, &c, (int64_t)(timeout_s * 1000));
+		r = bash_result(&o, &c, timeout_s, clamped, full_path);
 	}
-	xg_tool_proc_wait(ctx, &c, (int64_t)(timeout_s * 1000));
-
-	cut = bash_tail(&o, &text, &shown);
-	if (o.bytes == 0)
-		xg_buf_addstr(&text, "(no output)");
-	if (text.len && text.buf[text.len - 1] != '\n')
-		xg_buf_addch(&text, '\n');
-	if (cut)
-		bash_cut_note(&text, &o, shown, full_path);
-	if (clamped)
-		xg_buf_addf(&text, "[the timeout was lowered to the ceiling of %d s]\n",
-			    XG_TOOL_BASH_MAX_TIMEOUT_S);
-	bash_end_note(&text, &c, timeout_s);
-	xg_buf_setlen(&text, text.len - 1);
-
-	r = xg_tool_result(c.end == XG_TOOL_PROC_EXIT && WIFEXITED(c.status) && !WEXITSTATUS(c.status),
-			   xg_json_string_bytes(text.buf, text.len));
-	r = xg_json_set(r, "exit_code", WIFEXITED(c.status) && c.end == XG_TOOL_PROC_EXIT
-			? jv_number(WEXITSTATUS(c.status)) : jv_null());
-	if (WIFSIGNALED(c.status))
-		r = xg_json_set(r, "signal", jv_number(WTERMSIG(c.status)));
-	r = xg_json_set(r, "timed_out", jv_bool(c.end == XG_TOOL_PROC_TIMEOUT || c.end == XG_TOOL_PROC_DEADLINE));
-	if (c.end == XG_TOOL_PROC_ABORT)
-		r = xg_json_set(r, "aborted", jv_true());
-	r = xg_json_set(r, "truncated", jv_bool(cut));
-	r = xg_json_set(r, "timeout", jv_number(timeout_s));
-	if (cut && full_path)
-		r = xg_json_set(r, "full_output_path", jv_string(full_path));
-out:
 	if (o.file >= 0) {
 		close(o.file);
 		/* Kept only when the model was shown part of it. */
@@ -276,7 +300,5 @@ out:
 	}
 	free(full_path);
 	xg_buf_release(&o.tail);
-	xg_buf_release(&text);
 	return r;
 }
-

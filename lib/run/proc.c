@@ -93,6 +93,47 @@ static char **proc_env(const char *const *drop)
 }
 
 /*
+ * The child's side of spawn_shell, from fork to exec: only
+ * async-signal-safe calls, as the parent may have threads.  Standard input
+ * is in_fd, or /dev/null when it is -1.
+ */
+__attribute__((noreturn))
+static void exec_shell(char *const argv[], char **env, const char *dir, int in_fd, int out_fd,
+		       int stderr_too)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	sigset_t none;
+	int sig, fd;
+
+	setsid();
+	for (sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &dfl, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (dir && chdir(dir) < 0)
+		_exit(126);
+	if (in_fd >= 0) {
+		fd = in_fd;
+	} else {
+		fd = open("/dev/null", O_RDONLY);
+		if (fd < 0)
+			_exit(126);
+	}
+	if (dup2(fd, 0) < 0 || dup2(out_fd, 1) < 0)
+		_exit(126);
+	if (stderr_too && dup2(out_fd, 2) < 0)
+		_exit(126);
+	/* Descriptors the caller left inheritable (a lock, a socket)
+	 * must not outlive it in a background job. */
+	if (close_range(3, ~0U, 0) < 0)
+		for (fd = 3; fd < 1024; fd++)
+			close(fd);
+	execve("/bin/sh", argv, env);
+	_exit(127);
+}
+
+/*
  * Starts /bin/sh -c command in dir, in a session (and so a process group)
  * of its own, with no controlling terminal, so nothing it runs can wait on
  * the person's terminal.  Standard output and error go to one pipe; standard
@@ -125,40 +166,8 @@ static int spawn_shell(struct xg_tool_proc *c, const char *command, const char *
 		errno = e;
 		return -1;
 	}
-	if (pid == 0) {
-		/* Only async-signal-safe calls from here: the parent may have
-		 * threads. */
-		struct sigaction dfl = { .sa_handler = SIG_DFL };
-		sigset_t none;
-		int sig, fd;
-
-		setsid();
-		for (sig = 1; sig < NSIG; sig++)
-			if (sig != SIGKILL && sig != SIGSTOP)
-				sigaction(sig, &dfl, NULL);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		if (dir && chdir(dir) < 0)
-			_exit(126);
-		if (with_input) {
-			fd = in[1];
-		} else {
-			fd = open("/dev/null", O_RDONLY);
-			if (fd < 0)
-				_exit(126);
-		}
-		if (dup2(fd, 0) < 0 || dup2(out[1], 1) < 0)
-			_exit(126);
-		if (stderr_too && dup2(out[1], 2) < 0)
-			_exit(126);
-		/* Descriptors the caller left inheritable (a lock, a socket)
-		 * must not outlive it in a background job. */
-		if (close_range(3, ~0U, 0) < 0)
-			for (fd = 3; fd < 1024; fd++)
-				close(fd);
-		execve("/bin/sh", argv, env);
-		_exit(127);
-	}
+	if (pid == 0)
+		exec_shell(argv, env, dir, with_input ? in[1] : -1, out[1], stderr_too);
 	close(out[1]);
 	c->pid = pid;
 #ifdef SYS_pidfd_open
@@ -228,92 +237,86 @@ static void proc_reap(struct xg_tool_proc *c, int options)
  * gone (from a background job that still holds it). */
 #define DRAIN_AFTER_EXIT_MS 500
 
+/* Where the wait stands. */
+struct waiting {
+	int64_t stop_at;		/* the timeout or the run's deadline */
+	enum xg_tool_proc_end why;	/* which of the two stop_at is */
+	int64_t exit_at;		/* when the shell was found gone; 0 before */
+	int64_t term_at;		/* when TERM was sent; 0 before */
+	int killed;			/* the group is gone, or KILL was sent */
+};
+
 /*
- * Feeds the input, hands the output to the sink, and waits for the command
- * to end; at timeout_ms, the run's deadline or an abort it kills the whole
- * process group: TERM, a grace for it to go, then KILL.
+ * One look at the command: reaped if it has ended, and stopped when that
+ * is due (TERM first, KILL after the grace).  Returns the time it looked.
  */
-void xg_tool_proc_wait(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c,
-		       int64_t timeout_ms)
+static int64_t look(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c, struct waiting *w)
 {
+	/* The flag is read before reaping: a signal handler sets it and then
+	 * kills the group, so a shell found dead here may have been killed by
+	 * the interrupt, and the rest of its group still needs stopping. */
+	int ab = xg_tool_proc_aborted(ctx), was_reaped = c->reaped;
 	int64_t now = xg_clock_ms();
-	int64_t stop_at = now + timeout_ms, exit_at = 0, term_at = 0;
-	enum xg_tool_proc_end why = XG_TOOL_PROC_TIMEOUT;
-	int killed = 0;
 
-	if (ctx->deadline_ms && ctx->deadline_ms < stop_at) {
-		stop_at = ctx->deadline_ms;
-		why = XG_TOOL_PROC_DEADLINE;
+	proc_reap(c, WNOHANG);
+	if (c->reaped && !w->exit_at)
+		w->exit_at = now;
+	if (!w->term_at && ((ab && !was_reaped) || (!c->reaped && now >= w->stop_at))) {
+		c->end = ab ? XG_TOOL_PROC_ABORT : w->why;
+		kill_group(c->pid, SIGTERM);
+		w->term_at = now;
 	}
-	procs_add(ctx->procs, c->pid);
-	for (;;) {
-		struct pollfd pfd[3];
-		int nfd = 0, wait_ms = 100;
-
-		/* The flag is read before reaping: a signal handler sets it and
-		 * then kills the group, so a shell found dead here may have been
-		 * killed by the interrupt, and the rest of its group still
-		 * needs stopping. */
-		int ab = xg_tool_proc_aborted(ctx), was_reaped = c->reaped;
-
-		now = xg_clock_ms();
-		proc_reap(c, WNOHANG);
-		if (c->reaped && !exit_at)
-			exit_at = now;
-		if (!term_at && ((ab && !was_reaped) || (!c->reaped && now >= stop_at))) {
-			c->end = ab ? XG_TOOL_PROC_ABORT : why;
-			kill_group(c->pid, SIGTERM);
-			term_at = now;
+	if (w->term_at && !w->killed) {
+		/* Once the whole group has gone there is nothing to KILL; what
+		 * it wrote is still read. */
+		if (c->reaped && kill(-c->pid, 0) < 0 && errno == ESRCH) {
+			w->killed = 1;
+			w->exit_at = now;
+		} else if (now - w->term_at >= XG_TOOL_KILL_GRACE_MS) {
+			kill_group(c->pid, SIGKILL);
+			w->killed = 1;
+			proc_reap(c, 0);
+			w->exit_at = xg_clock_ms();
 		}
-		if (term_at && !killed) {
-			/* Once the whole group has gone there is nothing to KILL;
-			 * what it wrote is still read below. */
-			if (c->reaped && kill(-c->pid, 0) < 0 && errno == ESRCH) {
-				killed = 1;
-				exit_at = now;
-			} else if (now - term_at >= XG_TOOL_KILL_GRACE_MS) {
-				kill_group(c->pid, SIGKILL);
-				killed = 1;
-				proc_reap(c, 0);
-				exit_at = xg_clock_ms();
-			}
-		}
-		if (c->reaped && (c->out < 0 || now - exit_at >= DRAIN_AFTER_EXIT_MS) &&
-		    (!term_at || killed))
-			break;
-		if (c->out >= 0) {
-			pfd[nfd].fd = c->out;
-			pfd[nfd++].events = POLLIN;
-		}
-		if (c->in >= 0) {
-			pfd[nfd].fd = c->in;
-			pfd[nfd++].events = POLLOUT;
-		}
-		if (!c->reaped && c->pidfd >= 0) {
-			pfd[nfd].fd = c->pidfd;
-			pfd[nfd++].events = POLLIN;
-		} else if (!c->reaped && c->out < 0) {
-			/* No pidfd: look for the shell's end often. */
-			wait_ms = 5;
-		}
-		if (c->reaped && (!term_at || killed) &&
-		    wait_ms > DRAIN_AFTER_EXIT_MS - (now - exit_at))
-			wait_ms = (int)(DRAIN_AFTER_EXIT_MS - (now - exit_at));
-		if (!term_at && stop_at - now < wait_ms)
-			wait_ms = stop_at - now < 0 ? 0 : (int)(stop_at - now);
-		if (wait_ms < 1)
-			wait_ms = 1;
-		if (poll(pfd, (nfds_t)nfd, wait_ms) <= 0)
-			continue;
-		nfd = 0;
-		if (c->out >= 0) {
-			if (pfd[nfd].revents)
-				proc_read(c);
-			nfd++;
-		}
-		if (c->in >= 0 && pfd[nfd].revents)
-			proc_write(c);
 	}
+	return now;
+}
+
+/* What to poll next, in pfd (*nfd of them), and for how many ms. */
+static int poll_set(const struct xg_tool_proc *c, const struct waiting *w, int64_t now,
+		    struct pollfd *pfd, int *nfd)
+{
+	int n = 0, wait_ms = 100;
+
+	if (c->out >= 0) {
+		pfd[n].fd = c->out;
+		pfd[n++].events = POLLIN;
+	}
+	if (c->in >= 0) {
+		pfd[n].fd = c->in;
+		pfd[n++].events = POLLOUT;
+	}
+	if (!c->reaped && c->pidfd >= 0) {
+		pfd[n].fd = c->pidfd;
+		pfd[n++].events = POLLIN;
+	} else if (!c->reaped && c->out < 0) {
+		/* No pidfd: look for the shell's end often. */
+		wait_ms = 5;
+	}
+	if (c->reaped && (!w->term_at || w->killed) &&
+	    wait_ms > DRAIN_AFTER_EXIT_MS - (now - w->exit_at))
+		wait_ms = (int)(DRAIN_AFTER_EXIT_MS - (now - w->exit_at));
+	if (!w->term_at && w->stop_at - now < wait_ms)
+		wait_ms = w->stop_at - now < 0 ? 0 : (int)(w->stop_at - now);
+	if (wait_ms < 1)
+		wait_ms = 1;
+	*nfd = n;
+	return wait_ms;
+}
+
+/* Reaps the shell for good and closes what the wait used. */
+static void proc_close(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c)
+{
 	proc_reap(c, 0);
 	if (c->pidfd >= 0)
 		close(c->pidfd);
@@ -326,3 +329,43 @@ void xg_tool_proc_wait(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c,
 	c->out = c->in = -1;
 }
 
+/*
+ * Feeds the input, hands the output to the sink, and waits for the command
+ * to end; at timeout_ms, the run's deadline or an abort it kills the whole
+ * process group: TERM, a grace for it to go, then KILL.
+ */
+void xg_tool_proc_wait(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c,
+		       int64_t timeout_ms)
+{
+	struct waiting w = { 0 };
+	int64_t now = xg_clock_ms();
+
+	w.stop_at = now + timeout_ms;
+	w.why = XG_TOOL_PROC_TIMEOUT;
+	if (ctx->deadline_ms && ctx->deadline_ms < w.stop_at) {
+		w.stop_at = ctx->deadline_ms;
+		w.why = XG_TOOL_PROC_DEADLINE;
+	}
+	procs_add(ctx->procs, c->pid);
+	for (;;) {
+		struct pollfd pfd[3];
+		int nfd, wait_ms;
+
+		now = look(ctx, c, &w);
+		if (c->reaped && (c->out < 0 || now - w.exit_at >= DRAIN_AFTER_EXIT_MS) &&
+		    (!w.term_at || w.killed))
+			break;
+		wait_ms = poll_set(c, &w, now, pfd, &nfd);
+		if (poll(pfd, (nfds_t)nfd, wait_ms) <= 0)
+			continue;
+		nfd = 0;
+		if (c->out >= 0) {
+			if (pfd[nfd].revents)
+				proc_read(c);
+			nfd++;
+		}
+		if (c->in >= 0 && pfd[nfd].revents)
+			proc_write(c);
+	}
+	proc_close(ctx, c);
+}
