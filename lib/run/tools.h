@@ -116,6 +116,8 @@ __attribute__((format(printf, 1, 2)))
 jv xg_tool_fail(const char *fmt, ...);
 
 /*
+ * Where the file tools' paths lead (workspace.c).
+ *
  * Where path (relative to the workspace, or absolute) leads once every
  * symlink and ".." is followed, even when its last parts do not exist yet
  * (they will be created as plain directories, so ".." after them is
@@ -166,15 +168,15 @@ struct xg_tool_proc {
 	void *sink_data;
 };
 
-/*
- * Starts command in dir with the environment less ctx->env_drop.  The
- * caller sets sink, sink_data and, with with_input, in_data and in_len;
- * stderr_too merges standard error into the output (else it is ours).
- * Returns 0, or -1 with errno set.
- */
 /* Whether the run is stopping the tools (ctx->abort set): then no
  * command starts. */
 int xg_tool_proc_aborted(const struct xg_tool_ctx *ctx);
+/*
+ * Starts command in the workspace with the environment less
+ * ctx->env_drop.  The caller sets sink, sink_data and, with with_input,
+ * in_data and in_len; stderr_too merges standard error into the output
+ * (else it is ours).  Returns 0, or -1 with errno set.
+ */
 int xg_tool_proc_start(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c,
 		       const char *command, int with_input, int stderr_too);
 /* Feeds the input, hands the output to the sink and waits for the command
