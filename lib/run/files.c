@@ -1,158 +1,24 @@
 /*
- * The file tools: read, write, edit, and the path resolution that keeps
- * them inside the workspace.
+ * The file tools: read, write and edit.  Each takes its path through
+ * workspace.c first, which refuses one that leads outside the workspace.
+ *
+ * read scans the file a chunk at a time and keeps only the window it
+ * shows, refusing a binary file; write replaces the whole file atomically,
+ * creating missing parent directories; edit takes the file whole, places
+ * every edit before changing anything (each old text found exactly once,
+ * no two overlapping), and writes the result atomically too, keeping the
+ * file's line endings and byte order mark.
  */
 #include "xg.h"
-#include "run/internal.h"
+#include "run/tools.h"
 
-#define MAX_SYMLINKS 40
 /* How much of a file's start is searched for a NUL (git's heuristic). */
 #define BINARY_SNIFF 8000
 
-/* Drops the last component of an absolute path held without a trailing
- * slash ("" is the root). */
-static void pop_component(struct xg_buf *b)
-{
-	char *slash = b->len ? memrchr(b->buf, '/', b->len) : NULL;
-
-	xg_buf_setlen(b, slash ? (size_t)(slash - b->buf) : 0);
-}
-
-/*
- * Walks the path a component at a time as the kernel would, but by hand,
- * so a part that does not exist yet can be followed lexically: a symlink
- * met on the way is read and its target walked in its place.
- */
-char *xg_tool_resolve(const char *workspace, const char *path, int *inside)
-{
-	char *root = realpath(workspace, NULL);
-	struct xg_buf res = XG_BUF_INIT(0);
-	char *rest;
-	const char *p;
-	int links = 0;
-	size_t rootlen;
-
-	if (!root)
-		return NULL;
-	if (path[0] != '/')
-		xg_buf_addstr(&res, strcmp(root, "/") ? root : "");
-	rest = xg_strdup(path);
-	p = rest;
-	for (;;) {
-		const char *e;
-		size_t n, save;
-		struct stat st;
-
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		e = strchrnul(p, '/');
-		n = (size_t)(e - p);
-		if (n == 1 && p[0] == '.') {
-			p = e;
-			continue;
-		}
-		if (n == 2 && p[0] == '.' && p[1] == '.') {
-			pop_component(&res);
-			p = e;
-			continue;
-		}
-		save = res.len;
-		xg_buf_addch(&res, '/');
-		xg_buf_add(&res, p, n);
-		p = e;
-		if (lstat(res.buf, &st) < 0) {
-			/* A part not there yet: the rest is created as plain
-			 * directories and a file, so it is taken as written. */
-			if (errno == ENOENT || errno == ENOTDIR)
-				continue;
-			goto fail;
-		}
-		if (S_ISLNK(st.st_mode)) {
-			char target[PATH_MAX];
-			ssize_t k;
-			char *next;
-
-			if (++links > MAX_SYMLINKS) {
-				errno = ELOOP;
-				goto fail;
-			}
-			k = readlink(res.buf, target, sizeof(target) - 1);
-			if (k < 0)
-				goto fail;
-			target[k] = '\0';
-			xg_buf_setlen(&res, target[0] == '/' ? 0 : save);
-			next = xg_asprintf("%s%s", target, p);
-			free(rest);
-			rest = next;
-			p = rest;
-		}
-	}
-	if (!res.len)
-		xg_buf_addch(&res, '/');
-	rootlen = strlen(root);
-	*inside = !strcmp(root, "/") ||
-		(!strncmp(res.buf, root, rootlen) &&
-		 (res.buf[rootlen] == '\0' || res.buf[rootlen] == '/'));
-	free(root);
-	free(rest);
-	return xg_buf_detach(&res, NULL);
-fail:
-	{
-		int e = errno;
-		free(root);
-		free(rest);
-		xg_buf_release(&res);
-		errno = e;
-	}
-	return NULL;
-}
-
-/*
- * Resolves a tool's path argument; NULL with *err set to the result to
- * return when it is missing, unresolvable or outside.  *shown is the path
- * to name in messages: relative to the workspace when inside it.
- */
-static char *resolve_arg(const struct xg_tool_ctx *ctx, const char *tool, jv args,
-			 const char **shown, jv *err)
-{
-	const char *path = xg_json_string_peek(args, "path");
-	char *resolved, *root;
-	int inside;
-
-	if (!path || !*path) {
-		*err = xg_tool_fail("%s: 'path' must be a non-empty string", tool);
-		return NULL;
-	}
-	resolved = xg_tool_resolve(ctx->workspace, path, &inside);
-	if (!resolved) {
-		*err = xg_tool_fail("%s: cannot resolve '%s': %s", tool, path, strerror(errno));
-		return NULL;
-	}
-	if (!inside) {
-		*err = xg_tool_fail("%s: '%s' resolves to '%s', which is outside the "
-				    "workspace; %s works only on files inside it",
-				    tool, path, resolved, tool);
-		free(resolved);
-		return NULL;
-	}
-	root = realpath(ctx->workspace, NULL);
-	*shown = resolved;
-	if (root) {
-		size_t n = strlen(root);
-		if (!strcmp(root, "/"))
-			*shown = resolved + 1;
-		else if (!strncmp(resolved, root, n) && resolved[n] == '/')
-			*shown = resolved + n + 1;
-		free(root);
-	}
-	return resolved;
-}
 
 /* 1 when args[key] is absent or null, 0 with *out set when it is an
  * integer >= 1, -1 otherwise. */
-static int positive_arg(jv args, const char *key, long long *out)
+static int positive_arg_peek(jv args, const char *key, long long *out)
 {
 	jv v = xg_json_get_peek(args, key);
 
@@ -344,7 +210,7 @@ static jv read_result(struct reader *r, const char *shown)
 	return res;
 }
 
-jv xg_tool_read(const struct xg_tool_ctx *ctx, jv args)
+jv xg_tool_read_peek(const struct xg_tool_ctx *ctx, jv args)
 {
 	struct reader r;
 	const char *shown;
@@ -356,13 +222,13 @@ jv xg_tool_read(const struct xg_tool_ctx *ctx, jv args)
 	memset(&r, 0, sizeof(r));
 	r.offset = 1;
 	r.limit = XG_TOOL_MAX_LINES;
-	if (positive_arg(args, "offset", &r.offset) < 0)
+	if (positive_arg_peek(args, "offset", &r.offset) < 0)
 		return xg_tool_fail("read: 'offset' must be a line number, 1 or more");
-	if (positive_arg(args, "limit", &r.limit) < 0)
+	if (positive_arg_peek(args, "limit", &r.limit) < 0)
 		return xg_tool_fail("read: 'limit' must be a number of lines, 1 or more");
 	if (r.limit > XG_TOOL_MAX_LINES)
 		r.limit = XG_TOOL_MAX_LINES;
-	if (!(path = resolve_arg(ctx, "read", args, &shown, &res)))
+	if (!(path = xg_tool_workspace_path_peek(ctx, "read", args, &shown, &res)))
 		return res;
 	if ((fd = read_open(path, shown, &size, &res)) >= 0) {
 		xg_buf_init(&r.line, 0);
@@ -418,7 +284,7 @@ static int write_file(const char *resolved, const char *data, size_t len, int *c
 	return xg_write_atomic(resolved, data, len, mode);
 }
 
-jv xg_tool_write(const struct xg_tool_ctx *ctx, jv args)
+jv xg_tool_write_peek(const struct xg_tool_ctx *ctx, jv args)
 {
 	jv content = xg_json_get_peek(args, "content");
 	const char *shown;
@@ -429,7 +295,7 @@ jv xg_tool_write(const struct xg_tool_ctx *ctx, jv args)
 
 	if (jv_get_kind(content) != JV_KIND_STRING)
 		return xg_tool_fail("write: 'content' must be a string");
-	if (!(path = resolve_arg(ctx, "write", args, &shown, &r)))
+	if (!(path = xg_tool_workspace_path_peek(ctx, "write", args, &shown, &r)))
 		return r;
 	len = (size_t)jv_string_length_bytes(jv_copy(content));
 	if (write_file(path, jv_string_value(content), len, &created) < 0) {
@@ -500,7 +366,7 @@ static int by_position(const void *a, const void *b)
 }
 
 /* Reads the edits in the file's line endings; a result on error. */
-static int parse_edits(jv list, int crlf, struct edit **out, int *count, jv *err)
+static int parse_edits_peek(jv list, int crlf, struct edit **out, int *count, jv *err)
 {
 	int i, n = xg_json_length_peek(list);
 	struct edit *e;
@@ -600,7 +466,7 @@ static int place_edits(struct edit *e, int n, const char *text, size_t len,
 	return 0;
 }
 
-jv xg_tool_edit(const struct xg_tool_ctx *ctx, jv args)
+jv xg_tool_edit_peek(const struct xg_tool_ctx *ctx, jv args)
 {
 	struct xg_buf file = XG_BUF_INIT(XG_TOOL_EDIT_MAX_FILE);
 	struct xg_buf out = XG_BUF_INIT(0);
@@ -612,7 +478,7 @@ jv xg_tool_edit(const struct xg_tool_ctx *ctx, jv args)
 	int n = 0, i, crlf, created;
 	jv r;
 
-	if (!(path = resolve_arg(ctx, "edit", args, &shown, &r)))
+	if (!(path = xg_tool_workspace_path_peek(ctx, "edit", args, &shown, &r)))
 		return r;
 	if (xg_read_file(path, &file) < 0) {
 		r = errno == EFBIG
@@ -631,7 +497,7 @@ jv xg_tool_edit(const struct xg_tool_ctx *ctx, jv args)
 	/* The file's first line ending decides what the edits' LFs become. */
 	nl = memchr(text, '\n', len);
 	crlf = nl && nl > text && nl[-1] == '\r';
-	if (parse_edits(xg_json_get_peek(args, "edits"), crlf, &e, &n, &r) < 0)
+	if (parse_edits_peek(xg_json_get_peek(args, "edits"), crlf, &e, &n, &r) < 0)
 		goto out;
 	if (place_edits(e, n, text, len, shown, &r) < 0)
 		goto out;

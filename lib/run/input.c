@@ -131,7 +131,7 @@ static jv *slot_of(struct run *r, const char *type)
 	return NULL;
 }
 
-static int held(jv v)
+static int held_peek(jv v)
 {
 	return jv_get_kind(v) == JV_KIND_OBJECT;
 }
@@ -163,7 +163,7 @@ int xg_run_read_input(struct run *r)
 		in->reading = 1;
 		if (input_aborted)	/* a signal came before the pipe was there */
 			n = -1;
-		while (n >= 0 && !(held(r->request) && held(r->model) && held(r->pack)) &&
+		while (n >= 0 && !(held_peek(r->request) && held_peek(r->model) && held_peek(r->pack)) &&
 		       (n = xg_rec_next(&in->rd, &rec)) > 0) {
 			jv *slot = slot_of(r, rec.type);
 
@@ -188,7 +188,7 @@ int xg_run_read_input(struct run *r)
 		if (n < 0)
 			return r->rc;
 	}
-	if (!held(r->request))
+	if (!held_peek(r->request))
 		return xg_run_fail(r, XG_EX_DATAERR, "no request: give its text as an operand or "
 				   "a request record on standard input");
 	return check_request(r, line) < 0 ? r->rc : 0;
@@ -243,6 +243,46 @@ static jv read_snapshot(int fd)
 	return found;
 }
 
+/* Starts prog with out_fd as its standard output; 0 or an errno value. */
+static int spawn_snapshot(const char *prog, char *const argv[], int out_fd, pid_t *pid)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none;
+	int err;
+
+	/* Nothing of ours goes with it (the provider's connection is open by
+	 * now), and it takes signals as a program started from a shell. */
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	posix_spawnattr_init(&attr);
+	sigemptyset(&none);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+	err = posix_spawn(pid, prog, &fa, &attr, argv, environ);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&fa);
+	return err;
+}
+
+/* Waits for the snapshot's process and returns its status. */
+static int wait_snapshot(pid_t pid)
+{
+	siginfo_t info;
+	int status = 0;
+
+	/* Waited for, but left unreaped until the handler can no longer
+	 * signal its pid, which could then be another process's. */
+	while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+		;
+	__atomic_store_n(&snapshot_pid, 0, __ATOMIC_SEQ_CST);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return status;
+}
+
 /*
  * Takes the snapshot a pipeline's xg-snapshot would have: runs it on the
  * workspace with nothing on its standard input; its messages go to ours.
@@ -251,13 +291,9 @@ static jv read_snapshot(int fd)
  */
 static jv take_snapshot(const struct run_input *in)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none;
-	siginfo_t info;
 	char *prog = xg_exec_find("snapshot");
 	char *argv[] = { "xg-snapshot", "-C", in->cwd, NULL };
-	int fd[2], status = 0, err;
+	int fd[2], status, err;
 	pid_t pid;
 	jv snap;
 
@@ -276,19 +312,7 @@ static jv take_snapshot(const struct run_input *in)
 		free(prog);
 		return jv_null();
 	}
-	/* Nothing of ours goes with it (the provider's connection is open by
-	 * now), and it takes signals as a program started from a shell. */
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
-	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-	posix_spawnattr_init(&attr);
-	sigemptyset(&none);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-	err = posix_spawn(&pid, prog, &fa, &attr, argv, environ);
-	posix_spawnattr_destroy(&attr);
-	posix_spawn_file_actions_destroy(&fa);
+	err = spawn_snapshot(prog, argv, fd[1], &pid);
 	close(fd[1]);
 	if (err) {
 		fprintf(stderr, "%s: no snapshot: cannot run '%s': %s\n", xg_progname, prog,
@@ -302,13 +326,7 @@ static jv take_snapshot(const struct run_input *in)
 		kill(pid, SIGTERM);	/* the handler may have missed the pid */
 	snap = read_snapshot(fd[0]);
 	close(fd[0]);
-	/* Waited for, but left unreaped until the handler can no longer
-	 * signal its pid, which could then be another process's. */
-	while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
-		;
-	__atomic_store_n(&snapshot_pid, 0, __ATOMIC_SEQ_CST);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	status = wait_snapshot(pid);
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		if (!input_aborted)
 			fprintf(stderr, "%s: no snapshot: '%s' %s %d\n", xg_progname, prog,
@@ -316,7 +334,7 @@ static jv take_snapshot(const struct run_input *in)
 				WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 		jv_free(snap);
 		snap = jv_null();
-	} else if (!held(snap)) {
+	} else if (!held_peek(snap)) {
 		fprintf(stderr, "%s: no snapshot: '%s' wrote no snapshot record\n", xg_progname,
 			prog);
 	}
@@ -329,7 +347,7 @@ static void *input_thread(void *arg)
 	struct run_input *in = arg;
 
 	read_rest(in);
-	if (in->want_snapshot && !held(in->snapshot)) {
+	if (in->want_snapshot && !held_peek(in->snapshot)) {
 		if (in->verbose)
 			fprintf(stderr, "%s: no snapshot record: running xg-snapshot\n",
 				xg_progname);
@@ -362,7 +380,7 @@ void xg_run_start_input(struct run *r)
 {
 	struct run_input *in = input_of(r);
 
-	if (in->reading || !held(r->snapshot))
+	if (in->reading || !held_peek(r->snapshot))
 		start_thread(r, in, 1);
 }
 

@@ -1,18 +1,42 @@
 #ifndef XG_RUN_INTERNAL_H
 #define XG_RUN_INTERNAL_H
 /*
- * Private to lib/run/: nothing outside the folder includes this header.
- * The state a run's files share: the run itself, its records, the gates and
- * the tools.
+ * Private to lib/run/: nothing outside the folder includes this header
+ * (the test driver of the tools excepted).  The public entry is run/run.h.
+ *
+ * What the files of the run share, part by part.  struct run is one run's
+ * whole state.  The parts stand in layers, and a part calls only the parts
+ * below it:
+ *
+ *   loop.c      xg_run: the rounds, the tool calls, how the run ends
+ *   prepare.c   everything before the first request
+ *   call.c      one provider call, and run_start at its first event
+ *   history.c   the conversation: loaded, and appended to
+ *   input.c     the upstream records, and a snapshot taken when none came
+ *   summary.c   the run's own records (run_start, run_end, run.json) and
+ *               its outcome (xg_run_fail)
+ *   out.c       where every record goes
+ *   thread.c    the run's threads, which take no signal
+ *
+ * signal.c stands beside them, called only from loop.c: its handler stops
+ * what is running (the tools, the provider call, the input).
+ *
+ * The tools (run/tools.h) and the gate (run/gate.h), which this header
+ * brings along, are beneath it all and know nothing of the run.
  */
-#include <stdio.h>
-#include "json.h"
-#include "rec.h"
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
-#include <pthread.h>
+#include <stdio.h>
+#include "buf.h"
+#include "json.h"
+#include "rec.h"
 #include "choices/choices.h"
 #include "run/run.h"
+#include "run/gate.h"
+#include "run/tools.h"
+
+/* ---- out.c: where the records go ---- */
 
 /*
  * A run's records (man 5 xg-records): each record xg-run writes goes to
@@ -43,186 +67,7 @@ void xg_run_out_pass(struct xg_run_out *o, const struct xg_rec *rec);
 /* Writes runs/ID/run.json (info consumed) atomically; -1 after a message. */
 int xg_run_out_summary(struct xg_run_out *o, jv info);
 
-/*
- * The tool gate: a jq filter, compiled once with libjq, that decides each
- * tool call before it runs (docs/tools.md).  Its input is the tool_call
- * record {"type":"tool_call","id":ID,"name":NAME,"args":{...}}, and its
- * first output decides:
- *
- *   true      the call runs
- *   false     refused, with XG_GATE_DEFAULT_REASON as the reason
- *   a string  refused, with the string as the reason the model sees
- *
- * Anything else (no output, another kind of value) or a jq error is a
- * refusal whose reason says what went wrong: a gate that fails closes.
- * A filter that does not compile is a configuration error (exit 78 at the
- * caller) with jq's own message.
- */
-
-struct xg_gate;
-
-#define XG_GATE_DEFAULT_REASON "the tool gate refused this call"
-
-/*
- * Plan mode's rule as a filter: write and edit are refused, everything else
- * is allowed.  The loop evaluates it before the user's --gate, and the first
- * refusal wins.
- */
-#define XG_GATE_PLAN \
-	"if .name == \"write\" or .name == \"edit\" then " \
-	"\"plan mode: \\(.name) is not available while planning; read, " \
-	"investigate and propose the plan instead\" else true end"
-
-/*
- * The same decision as XG_GATE_PLAN without jq: compiling any jq filter
- * costs tens of milliseconds with libjq 1.6 (its builtins are compiled each
- * time), which plan mode need not pay.  Consumes call; 1 to allow, 0 to deny
- * with *reason set (the caller frees it).
- */
-int xg_gate_plan_check(jv call, char **reason);
-
-/* The gate for filter, or NULL with *err set to jq's message (a new string
- * the caller frees). */
-struct xg_gate *xg_gate_new(const char *filter, char **err);
-void xg_gate_free(struct xg_gate *g);
-
-/*
- * Decides the call (the tool_call record, consumed): 1 to allow, 0 to deny
- * with *reason set to a new string the caller frees.
- */
-int xg_gate_check(struct xg_gate *g, jv call, char **reason);
-
-/* The decision as a value, {"allow":true} or {"allow":false,"reason":R};
- * consumes call.  A NULL gate is plan mode's built-in rule. */
-jv xg_gate_decide(struct xg_gate *g, jv call);
-
-/* The tool_call record {type, id, name, args} (args consumed). */
-jv xg_gate_call(const char *id, const char *name, jv args);
-
-/*
- * The tools xg-run offers the model (docs/tools.md is the reference):
- *
- *   bash        run a shell command in the workspace
- *   read        a text file with line numbers, a window at a time
- *   write       replace or create a file, atomically
- *   edit        replace unique pieces of a file, atomically, all or nothing
- *   todo_write  the progress list the loop writes as a todo record
- *   ask_user    a question for the --ask command, if there is one
- *
- * xg_tool_schemas() is the table sent to a provider; xg_tool_run() runs one
- * call and always returns a result object
- *
- *   {"ok": bool, "output": "text for the model", ...}
- *
- * whose extra fields depend on the tool (exit_code, timed_out, truncated,
- * full_output_path, items, ...).  A tool's own failure (a file not found, an
- * edit refused, a command that exits 1) is a result with ok false and the
- * reason in output, never an exit: the model reads it and carries on.
- *
- * write and edit, and read too, refuse a path that resolves outside the
- * workspace once symlinks and ".." are followed, including a file that does
- * not exist yet under a symlinked directory.
- */
-
-/* The limits the model is told about. */
-#define XG_TOOL_MAX_LINES 2000
-#define XG_TOOL_MAX_BYTES (50 * 1024)
-#define XG_TOOL_BASH_TIMEOUT_S 120
-#define XG_TOOL_BASH_MAX_TIMEOUT_S 600
-/* TERM, then this long for the process group to go, then KILL. */
-#define XG_TOOL_KILL_GRACE_MS 2000
-/* The saved full output of one bash call stops here. */
-#define XG_TOOL_FULL_OUTPUT_MAX ((size_t)64 << 20)
-/* Files edit and read take whole into memory (edit) or scan (read). */
-#define XG_TOOL_EDIT_MAX_FILE ((size_t)64 << 20)
-/* The answer of an --ask command, and the time it may take by default. */
-#define XG_TOOL_ASK_MAX_ANSWER (64 * 1024)
-#define XG_TOOL_ASK_TIMEOUT_S 600
-#define XG_TOOL_TODO_MAX_ITEMS 100
-
-/*
- * The process groups of the commands running now (bash, the ask command),
- * owned by the caller and shared by every call it makes, so a signal
- * handler can kill them all.  Zero-initialise it.
- */
-#define XG_TOOL_MAX_PROCS 64
-struct xg_tool_procs {
-	volatile sig_atomic_t pgid[XG_TOOL_MAX_PROCS];
-};
-
-/*
- * Sends sig to every registered process group.  Async-signal-safe: a SIGINT
- * handler sets the abort flag first and then calls it, and the calls in
- * progress finish the job (TERM, the grace, KILL) and return results that
- * say they were interrupted.
- */
-void xg_tool_kill_all(struct xg_tool_procs *procs, int sig);
-
-struct xg_tool_ctx {
-	const char *workspace;	/* the root the file tools stay inside; bash's cwd */
-	const char *run_dir;	/* full bash output goes to run_dir/tool-output/;
-				 * NULL: not saved */
-	const char *call_id;	/* names the saved output file; may be NULL */
-	const char *ask_command;	/* /bin/sh -c text answering ask_user; NULL: none */
-	int ask_timeout_s;	/* 0: XG_TOOL_ASK_TIMEOUT_S */
-	/* Environment variables the commands must not see (the providers'
-	 * credential variables), NULL-terminated; may be NULL. */
-	const char *const *env_drop;
-	volatile sig_atomic_t *abort;	/* set nonzero to stop running tools; may be NULL */
-	int64_t deadline_ms;	/* xg_clock_ms() time no tool runs past; 0: none */
-	struct xg_tool_procs *procs;	/* may be NULL */
-};
-
-/* The tool table: an array of {name, description, parameters}, where
- * parameters is a JSON schema (type object). */
-jv xg_tool_schemas(void);
-/* Whether name is one of the tools. */
-int xg_tool_exists(const char *name);
-
-/* Runs the tool name with args (consumed) and returns its result object. */
-jv xg_tool_run(const struct xg_tool_ctx *ctx, const char *name, jv args);
-
-/*
- * Where path (relative to the workspace, or absolute) leads once every
- * symlink and ".." is followed, even when its last parts do not exist yet
- * (they will be created as plain directories, so ".." after them is
- * lexical).  Returns a new string with *inside set to whether it is the
- * workspace or under it, or NULL with errno set when it cannot be resolved
- * (ELOOP, EACCES, ...).
- */
-char *xg_tool_resolve(const char *workspace, const char *path, int *inside);
-
-/*
- * Shared between tools.c and tools-files.c; not for the loop, which uses
- * run/tools.h.
- */
-
-struct xg_tool_ctx;
-
-/* {"ok": ok, "output": output}; consumes output. */
-jv xg_tool_result(int ok, jv output);
-/* A result with ok false and a formatted output. */
-__attribute__((format(printf, 1, 2)))
-jv xg_tool_fail(const char *fmt, ...);
-
-/* mkdir -p of path's parent directory, quietly (errno set): the caller
- * reports. */
-int xg_tool_mkdir_parents(const char *path);
-
-/* The file tools; args is borrowed. */
-jv xg_tool_read(const struct xg_tool_ctx *ctx, jv args);
-jv xg_tool_write(const struct xg_tool_ctx *ctx, jv args);
-jv xg_tool_edit(const struct xg_tool_ctx *ctx, jv args);
-
-/*
- * What the files of the agent loop share (loop.c, input.c, history.c,
- * summary.c); private to lib/run: the public entry is run/loop.h.
- *
- * struct run is one run's whole state.  loop.c drives it; input.c reads
- * the upstream records and takes a missing snapshot; history.c loads the
- * conversation so far and appends to it; summary.c writes the run's own
- * records (run_start, run_end) and runs/ID/run.json.
- */
+/* ---- the run ---- */
 
 struct xg_provider;
 struct xg_gate;
@@ -235,27 +80,43 @@ struct run {
 	char started[25];
 	char *id, *conv, *cwd;
 	int conv_new;
+	const char *mode;
+
+	/* The upstream records (input.c), and the rest of the input. */
 	jv request, snapshot, model, pack;
-	struct run_input *input;	/* standard input and the snapshot (input.c) */
+	struct run_input *input;
+
+	/* What prepare.c sets up. */
 	pthread_t warm_thread;		/* libcurl's set-up, started at once */
 	int warm_running;
 	pthread_t gate_thread;
 	int gate_running;
 	char *gate_err;
-	jv pending;		/* the run's records until run_start is out */
-	int begun;
-	const char *mode;
+	struct xg_gate *gate;
 	struct xg_choices choices;
 	int have_catalog;
 	struct xg_provider *prov;
 	const char **env_drop;
-	struct xg_gate *gate;
-	struct xg_tool_procs procs;
-	jv messages, tools;
+	jv tools;		/* the tool table every request carries */
 	long long stable;	/* bytes of the system prompt that never change */
+
+	/* The first SIGINT or SIGTERM, 0 before one (signal.c). */
+	volatile sig_atomic_t signal;
+	/* The provider while a request is in flight, for the handler to abort. */
+	struct xg_provider *volatile in_flight;
+	struct xg_tool_procs procs;
+
+	/* The run's own records until run_start is out (summary.c). */
+	jv pending;
+	int begun;
+
+	/* The rounds. */
+	jv messages;		/* the next request's messages */
 	long long in, cached, output;
 	int calls, requests;
 	char *reply;
+
+	/* The outcome, for run_end and run.json; rc is -1 while the run goes on. */
 	const char *status, *stop;
 	char *reason;
 	int rc;
@@ -266,20 +127,37 @@ static inline jv string_or_null(const char *s)
 	return s ? jv_string(s) : jv_null();
 }
 
-/* loop.c */
+/* ---- signal.c: what a signal stops ---- */
+
+/* Catches SIGINT and SIGTERM for r, unless they are ignored. */
+void xg_run_signals_catch(struct run *r);
+/* Lets go of r: a signal from here on reaches no run. */
+void xg_run_signals_release(void);
+
+/* ---- thread.c ---- */
+
+/* Starts a thread that takes no SIGINT or SIGTERM, so they reach the main
+ * thread (and interrupt what it waits on); 0 or -1. */
+int xg_run_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
+
+/* ---- summary.c: the run's own records and its outcome ---- */
 
 /* Ends the run as failed with exit code rc; the reason also goes to stderr.
  * Returns rc. */
 __attribute__((format(printf, 3, 4)))
 int xg_run_fail(struct run *r, int rc, const char *fmt, ...);
-/* Starts a thread that takes no SIGINT or SIGTERM, so they reach the main
- * thread (and interrupt what it waits on); 0 or -1. */
-int xg_run_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 /* Writes one of the run's own records (consumed), held back until
  * run_start is out. */
 void xg_run_emit(struct run *r, jv rec);
+/* {"input", "cached_input", "output"} */
+jv xg_run_usage(long long in, long long cached, long long out);
+/* run_start and the first run.json, then the records held back. */
+void xg_run_write_start(struct run *r);
+void xg_run_write_end(struct run *r);
+/* runs/ID/run.json; ended is NULL while the run goes on. */
+void xg_run_write_summary(struct run *r, const char *ended);
 
-/* input.c: the upstream records */
+/* ---- input.c: the upstream records ---- */
 
 /* Reads standard input (or takes the operand) until a request, a model and
  * a pack are held; 0 or fails the run. */
@@ -297,7 +175,7 @@ void xg_run_input_release(struct run *r);
 /* For a signal handler: stops a snapshot being taken. */
 void xg_run_input_abort(void);
 
-/* history.c: the conversation */
+/* ---- history.c: the conversation ---- */
 
 /* Appends entry (consumed) to the conversation; 0 or fails the run. */
 int xg_run_remember(struct run *r, jv entry);
@@ -310,13 +188,37 @@ int xg_run_note_model_change(struct run *r);
  * kind may be NULL. */
 int xg_run_add_user_message(struct run *r, const char *text, const char *kind);
 
-/* summary.c: the run's own records */
+/* ---- prepare.c: before the first request ---- */
 
-/* {"input", "cached_input", "output"} */
-jv xg_run_usage(long long in, long long cached, long long out);
-void xg_run_write_start(struct run *r);
-void xg_run_write_end(struct run *r);
-/* runs/ID/run.json; ended is NULL while the run goes on. */
-void xg_run_write_summary(struct run *r, const char *ended);
+/* The run's directory, the input, the model, the provider, the pack and
+ * the gate, with records going to fp; 0 or fails the run. */
+int xg_run_prepare(struct run *r, FILE *fp);
+/* Joins the threads xg_run_prepare started, however far it got. */
+void xg_run_prepare_join(struct run *r);
+
+/* ---- call.c: one provider call ---- */
+
+/* What one reply brought. */
+struct turn {
+	struct run *r;
+	struct xg_buf text;
+	jv reasoning;		/* reasoning blocks to send back */
+	jv calls;		/* {id, name, args, bad_args?} */
+	jv usage;
+	char finish[32];	/* the reason the reply ended, "" when none came */
+};
+
+void xg_run_turn_init(struct turn *t, struct run *r);
+void xg_run_turn_release(struct turn *t);
+/*
+ * Sends the next request (all of the run so far) and streams its reply
+ * into t, counting its usage.  Returns 0 once the reply is settled in the
+ * messages, the conversation and the records; otherwise the loop ends:
+ * r->rc when the run failed, -1 when it was stopped.
+ */
+int xg_run_call(struct run *r, struct turn *t);
+/* Writes run_start once the rest of the input is in (a signal cuts the
+ * wait short), and the records held back until then; once. */
+void xg_run_begin(struct run *r);
 
 #endif

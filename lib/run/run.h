@@ -1,5 +1,5 @@
-#ifndef XG_RUN_LOOP_H
-#define XG_RUN_LOOP_H
+#ifndef XG_RUN_RUN_H
+#define XG_RUN_RUN_H
 /*
  * The agent loop of xg-run (design.md sections 2 to 4, B6, B9; man 1
  * xg-run).

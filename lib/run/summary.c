@@ -1,9 +1,39 @@
 /*
- * The run's own records: run_start, run_end and the summary in
- * runs/ID/run.json.
+ * What the run says of itself: its own records, run_start and run_end, the
+ * summary in runs/ID/run.json, and the outcome they report.
+ *
+ * run_start is always the run's first record, and it names the snapshot,
+ * which may still be coming when the run's first records are made: so
+ * those are held back (xg_run_emit) until xg_run_write_start sends
+ * run_start and then them.  A failure (xg_run_fail) is noted in the run
+ * for run_end and run.json to report, and said on standard error at once.
  */
 #include "xg.h"
 #include "run/internal.h"
+
+int xg_run_fail(struct run *r, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[2048];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\n", xg_progname, msg);
+	if (!r->reason)
+		r->reason = xg_strdup(msg);
+	r->status = "failed";
+	r->rc = rc;
+	return rc;
+}
+
+void xg_run_emit(struct run *r, jv rec)
+{
+	if (r->begun)
+		xg_run_out_write(&r->out, rec);
+	else
+		r->pending = jv_array_append(r->pending, rec);
+}
 
 static jv snapshot_commit(const struct run *r)
 {
@@ -34,6 +64,14 @@ void xg_run_write_start(struct run *r)
 	v = xg_json_set(v, "run", jv_string(r->id));
 	v = what_ran(r, v);
 	xg_run_out_write(&r->out, v);
+	xg_run_write_summary(r, NULL);
+	r->begun = 1;
+	jv_array_foreach(r->pending, i, rec) {
+		(void)i;
+		xg_run_out_write(&r->out, rec);
+	}
+	jv_free(r->pending);
+	r->pending = jv_array();
 }
 
 jv xg_run_usage(long long in, long long cached, long long out)

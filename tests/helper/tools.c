@@ -42,7 +42,7 @@ static volatile sig_atomic_t stop;
 static void on_signal(int sig)
 {
 	stop = 1;
-	xg_tool_kill_all(&procs, SIGTERM);
+	xg_tool_procs_kill(&procs, SIGTERM);
 }
 
 static jv gate_decide(const char *filter, jv call)

@@ -1,0 +1,332 @@
+/*
+ * What a run needs before its first request: the run's id and directory,
+ * the upstream records (input.c), the mode, the conversation and the
+ * workspace; the model (the conversation's start model when no model
+ * record came) and the provider with its credentials; the pack (compiled
+ * when none came for this mode) and its stable prefix; the tool gate; and
+ * the names of the credential variables no tool may see.
+ *
+ * Two threads shorten the wait: libcurl's global set-up starts first, and
+ * a --gate filter compiles while the model and pack are settled.  Both are
+ * joined before the run ends (xg_run_prepare_join); the gate's is joined
+ * before the first request too, as a filter that does not compile fails
+ * the run before anything is sent or appended.
+ */
+#include "xg.h"
+#include "run/internal.h"
+#include "provider/provider.h"
+#include "choices/choices.h"
+#include "conversation.h"
+#include "prompt/prompt.h"
+
+static void note(const struct run *r, const char *what)
+{
+	if (r->o->verbose)
+		fprintf(stderr, "%s: %s\n", xg_progname, what);
+}
+
+/* Writes each record of recs (consumed) as one of the run's. */
+static void write_records(struct run *r, jv recs)
+{
+	jv_array_foreach(recs, i, v) {
+		(void)i;
+		xg_run_out_write(&r->out, v);
+	}
+	jv_free(recs);
+}
+
+static int pick_mode(struct run *r)
+{
+	const char *mode = r->o->mode ? r->o->mode : xg_json_string_peek(r->request, "mode");
+
+	r->mode = mode ? mode : "normal";
+	if (!xg_conv_mode_valid(r->mode))
+		return xg_run_fail(r, XG_EX_DATAERR, "'%s' " XG_CONV_MODE_BAD, r->mode);
+	return 0;
+}
+
+static int pick_conversation(struct run *r)
+{
+	const char *c = r->o->conversation;
+
+	if (!c)
+		c = xg_json_string_peek(r->request, "conversation");
+	if (c && !xg_conv_id_valid(c))
+		return xg_run_fail(r, XG_EX_DATAERR, "'%s' " XG_CONV_ID_BAD, c);
+	if (c) {
+		r->conv = xg_strdup(c);
+		r->conv_new = !xg_conv_exists(c);
+	} else {
+		r->conv = xg_conv_new_id();
+		r->conv_new = 1;
+	}
+	return 0;
+}
+
+static int pick_workspace(struct run *r)
+{
+	const char *cwd = xg_json_string_peek(r->request, "cwd");
+	struct stat st;
+
+	r->cwd = realpath(cwd ? cwd : ".", NULL);
+	if (!r->cwd || stat(r->cwd, &st) < 0 || !S_ISDIR(st.st_mode))
+		return xg_run_fail(r, XG_EX_DATAERR, "cannot use '%s' as the workspace: %s",
+				   cwd ? cwd : ".", r->cwd ? "Not a directory" : strerror(errno));
+	return 0;
+}
+
+static int pick_model(struct run *r)
+{
+	struct xg_choices_want want = { 0 };
+	jv recs, last = jv_null();
+	int rc;
+
+	rc = xg_choices_init(&r->choices, r->o->verbose);
+	if (rc)
+		return xg_run_fail(r, rc, "cannot load the model catalog");
+	r->have_catalog = 1;
+	if (jv_get_kind(r->model) == JV_KIND_OBJECT && !r->o->model && !r->o->effort)
+		goto check;
+	note(r, "no model record: choosing the conversation's start model");
+	want.account = r->o->account;
+	want.mode = r->mode;
+	want.model = r->o->model;
+	want.effort = r->o->effort;
+	want.conversation = r->conv_new ? NULL : r->conv;
+	rc = xg_choices_start(&r->choices, &want, jv_copy(r->request), &recs);
+	jv_array_foreach(recs, i, v) {
+		(void)i;
+		if (!strcmp(xg_json_string_peek(v, "type") ? xg_json_string_peek(v, "type") : "",
+			    "model")) {
+			jv_free(last);
+			last = v;
+		} else {
+			xg_run_out_write(&r->out, v);
+		}
+	}
+	jv_free(recs);
+	jv_free(r->model);
+	r->model = last;
+	if (rc) {
+		const char *why = xg_json_string_peek(r->model, "reason");
+
+		return xg_run_fail(r, rc, "no model to run on%s%s", why ? ": " : "",
+				   why ? why : "");
+	}
+check:
+	if (!xg_json_string_peek(r->model, "id")) {
+		const char *why = xg_json_string_peek(r->model, "reason");
+
+		return xg_run_fail(r, XG_EX_NOPERM, "no model to run on%s%s", why ? ": " : "",
+				   why ? why : "");
+	}
+	return 0;
+}
+
+static int compile_pack(struct run *r)
+{
+	struct xg_prompt_request rq = { 0 };
+	jv notices, pack;
+	const char *pm = xg_json_string_peek(r->pack, "mode");
+	int rc;
+
+	if (jv_get_kind(r->pack) == JV_KIND_OBJECT && xg_json_string_peek(r->pack, "system") &&
+	    pm && !strcmp(pm, r->mode) && !r->o->variant)
+		return 0;
+	notices = jv_array();
+	note(r, "no pack record for this mode: compiling the prompt");
+	rq.variant = r->o->variant ? r->o->variant : xg_json_string_peek(r->request, "variant");
+	rq.model = xg_json_string_peek(r->model, "id");
+	rq.mode = r->mode;
+	rq.conversation = r->conv;
+	rc = xg_prompt_pack(&rq, &pack, &notices);
+	write_records(r, notices);
+	if (rc)
+		return xg_run_fail(r, rc, "cannot compile the prompt");
+	jv_free(r->pack);
+	r->pack = pack;
+	return 0;
+}
+
+/* The providers' key variables: no command a tool runs may see them. */
+static void collect_env_drop(struct run *r)
+{
+	jv provs = r->choices.cat.providers;
+	size_t n = 0;
+
+	r->env_drop = xg_calloc((size_t)jv_object_length(jv_copy(provs)) + 1, sizeof(char *));
+	jv_object_foreach(provs, k, v) {
+		const char *env = xg_json_string_peek(v, "key_env");
+
+		if (env)
+			r->env_drop[n++] = xg_strdup(env);
+		jv_free(k);
+		jv_free(v);
+	}
+}
+
+static int open_provider(struct run *r)
+{
+	const char *pname = xg_json_string_peek(r->model, "provider");
+	const char *aname = r->o->account ? r->o->account :
+			    xg_json_string_peek(r->request, "account");
+	jv prov;
+	struct xg_account_keys keys;
+	char *account = NULL, *key = NULL, err[256];
+	int got;
+
+	prov = pname ? xg_catalog_provider_peek(&r->choices.cat, pname) : jv_invalid();
+	if (!jv_is_valid(prov))
+		return xg_run_fail(r, XG_EX_CONFIG, "the catalog has no provider '%s'",
+				   pname ? pname : "(none)");
+	if (xg_account_current(aname, "the request", &account, NULL))
+		return xg_run_fail(r, XG_EX_CONFIG, "no usable account");
+	xg_account_keys_init(&keys, account);
+	got = xg_account_key(&keys, pname, jv_copy(prov), &key);
+	if (got < 0) {
+		/* Released, keys no longer says why: keep it first. */
+		int why = keys.status ? keys.status : XG_EX_NOPERM;
+
+		xg_account_keys_release(&keys);
+		free(account);
+		return xg_run_fail(r, why, "cannot read the credentials of provider '%s'", pname);
+	}
+	if (!got && xg_json_string_peek(prov, "key_env")) {
+		xg_run_fail(r, XG_EX_NOPERM, "no credentials for provider '%s': set %s or store "
+			    "a key for account '%s'", pname, xg_json_string_peek(prov, "key_env"),
+			    account);
+		xg_account_keys_release(&keys);
+		free(account);
+		return r->rc;
+	}
+	xg_account_keys_release(&keys);
+	free(account);
+	r->prov = xg_provider_new(jv_copy(prov), key, err, sizeof(err));
+	if (key) {
+		explicit_bzero(key, strlen(key));
+		free(key);
+	}
+	if (!r->prov)
+		return xg_run_fail(r, XG_EX_CONFIG, "provider '%s': %s", pname, err);
+	return 0;
+}
+
+static void *gate_thread(void *arg)
+{
+	struct run *r = arg;
+
+	r->gate = xg_gate_new(r->o->gate, &r->gate_err);
+	return NULL;
+}
+
+/*
+ * Compiling a jq filter costs tens of milliseconds (libjq 1.6 compiles its
+ * builtins each time), so a --gate filter compiles on a thread of its own
+ * while the rest is prepared; it shares no value with the main thread.
+ */
+static void start_gate(struct run *r)
+{
+	if (!r->o->gate)
+		return;
+	if (xg_run_thread_start(&r->gate_thread, gate_thread, r) == 0)
+		r->gate_running = 1;
+	else
+		gate_thread(r);
+}
+
+/* Joins the gate's compilation: 0, or exit 78 for a filter that does not
+ * compile, before anything is sent or appended. */
+static int join_gate(struct run *r)
+{
+	if (r->gate_running) {
+		pthread_join(r->gate_thread, NULL);
+		r->gate_running = 0;
+	}
+	if (r->o->gate && !r->gate) {
+		xg_run_fail(r, XG_EX_CONFIG, "--gate: %s", r->gate_err ? r->gate_err :
+			    "the filter does not compile");
+		return r->rc;
+	}
+	return 0;
+}
+
+/*
+ * How many bytes at the start of the pack's system prompt are its stable
+ * prefix (the stable sections and the blank lines between them), for the
+ * provider's cache hints; -1 when it is all of it or cannot be told.
+ */
+static long long stable_bytes_peek(jv pack)
+{
+	const char *sys = xg_json_string_peek(pack, "system");
+	jv secs = xg_json_get_peek(pack, "sections");
+	long long cps = 0, n = 0, chars;
+	const unsigned char *p;
+
+	if (!sys || jv_get_kind(secs) != JV_KIND_ARRAY)
+		return -1;
+	jv_array_foreach(secs, i, sec) {
+		const char *kind = xg_json_string_peek(sec, "kind");
+		int stable = kind && !strcmp(kind, "stable");
+
+		(void)i;
+		if (stable && xg_json_int_peek(sec, "chars", &chars) == 0) {
+			cps += chars;
+			n++;
+		}
+		jv_free(sec);
+		if (!stable)
+			break;
+	}
+	if (!n)
+		return -1;
+	cps += 2 * (n - 1);
+	/* Walk that many code points into the UTF-8 text. */
+	for (p = (const unsigned char *)sys; *p && cps > 0; cps--)
+		for (p++; (*p & 0xC0) == 0x80; p++)
+			;
+	/* The dynamic sections follow after a blank line; anything else means
+	 * the pack is not laid out as expected, and then all of it counts. */
+	if (cps > 0 || p[0] != '\n' || p[1] != '\n')
+		return -1;
+	return (long long)(p - (const unsigned char *)sys);
+}
+
+/*
+ * In the order that lets the slow parts overlap: libcurl's set-up and the
+ * gate's compilation run on threads of their own, and the rest of the
+ * input (with a snapshot to take) on another, while the model is chosen
+ * and the pack compiled.
+ */
+int xg_run_prepare(struct run *r, FILE *fp)
+{
+	/* libcurl's set-up overlaps with reading the input. */
+	r->warm_running = xg_run_thread_start(&r->warm_thread, xg_http_warm, NULL) == 0;
+	xg_run_out_init(&r->out, fp);
+	r->id = xg_conv_new_id();
+	if (xg_run_out_open(&r->out, r->id) < 0)
+		return xg_run_fail(r, XG_EX_IOERR, "cannot make the run's directory");
+	if (xg_run_read_input(r) || r->rc >= 0)
+		return r->rc;
+	if (pick_mode(r) || pick_conversation(r) || pick_workspace(r))
+		return r->rc;
+	start_gate(r);
+	xg_run_start_input(r);
+	if (pick_model(r))
+		return r->rc;
+	collect_env_drop(r);
+	if (open_provider(r) || compile_pack(r) || join_gate(r))
+		return r->rc;
+	r->tools = xg_tool_schemas();
+	r->stable = stable_bytes_peek(r->pack);
+	return 0;
+}
+
+void xg_run_prepare_join(struct run *r)
+{
+	if (r->gate_running)
+		pthread_join(r->gate_thread, NULL);
+	r->gate_running = 0;
+	if (r->warm_running)
+		pthread_join(r->warm_thread, NULL);
+	r->warm_running = 0;
+}

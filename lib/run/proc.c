@@ -1,0 +1,371 @@
+/*
+ * The commands the tools run (bash, and the ask command of ask_user), as
+ * child processes: each is /bin/sh -c in a session of its own, so the
+ * whole process group it starts can be stopped together.
+ *
+ * The registry of running groups comes first (a signal handler kills them
+ * all through it), then the start: the environment less the credential
+ * variables, the fork and what the child sets up before exec.  Last is the
+ * wait, one poll loop that feeds the command's input, hands its output to
+ * the caller's sink as it comes, and kills the group at a timeout, the
+ * run's deadline or an abort: TERM, a grace, then KILL.
+ */
+#include "xg.h"
+#include "run/tools.h"
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+static void procs_add(struct xg_tool_procs *p, pid_t pgid)
+{
+	int i;
+
+	if (!p)
+		return;
+	/* Calls may run in parallel threads: claim a slot atomically. */
+	for (i = 0; i < XG_TOOL_MAX_PROCS; i++)
+		if (__sync_bool_compare_and_swap(&p->pgid[i], 0, pgid))
+			return;
+	/* Full: the call still kills its own group on timeout or abort. */
+}
+
+static void procs_remove(struct xg_tool_procs *p, pid_t pgid)
+{
+	int i;
+
+	if (!p)
+		return;
+	for (i = 0; i < XG_TOOL_MAX_PROCS; i++)
+		if (p->pgid[i] == pgid)
+			p->pgid[i] = 0;
+}
+
+void xg_tool_procs_kill(struct xg_tool_procs *procs, int sig)
+{
+	int i;
+
+	if (!procs)
+		return;
+	for (i = 0; i < XG_TOOL_MAX_PROCS; i++) {
+		pid_t g = procs->pgid[i];
+		if (g > 0)
+			kill(-g, sig);
+	}
+}
+
+int xg_tool_proc_aborted(const struct xg_tool_ctx *ctx)
+{
+	return ctx->abort && *ctx->abort;
+}
+
+/* Signals the child's group; before the child's setsid the group does not
+ * exist yet, so the child itself gets it too. */
+static void kill_group(pid_t pid, int sig)
+{
+	if (kill(-pid, sig) < 0 && errno == ESRCH)
+		kill(pid, sig);
+}
+
+/* The environment for a command: ours without the dropped names.  The
+ * strings are borrowed from environ; the caller frees the array. */
+static char **proc_env(const char *const *drop)
+{
+	extern char **environ;
+	size_t n = 0, k = 0, i;
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = xg_calloc(n + 1, sizeof(*env));
+	for (i = 0; i < n; i++) {
+		const char *eq = strchr(environ[i], '=');
+		size_t len = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
+		const char *const *d;
+
+		for (d = drop; d && *d; d++)
+			if (strlen(*d) == len && !memcmp(*d, environ[i], len))
+				break;
+		if (!d || !*d)
+			env[k++] = environ[i];
+	}
+	return env;
+}
+
+/*
+ * The child's side of spawn_shell, from fork to exec: only
+ * async-signal-safe calls, as the parent may have threads.  Standard input
+ * is in_fd, or /dev/null when it is -1.
+ */
+__attribute__((noreturn))
+static void exec_shell(char *const argv[], char **env, const char *dir, int in_fd, int out_fd,
+		       int stderr_too)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	sigset_t none;
+	int sig, fd;
+
+	setsid();
+	for (sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &dfl, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (dir && chdir(dir) < 0)
+		_exit(126);
+	if (in_fd >= 0) {
+		fd = in_fd;
+	} else {
+		fd = open("/dev/null", O_RDONLY);
+		if (fd < 0)
+			_exit(126);
+	}
+	if (dup2(fd, 0) < 0 || dup2(out_fd, 1) < 0)
+		_exit(126);
+	if (stderr_too && dup2(out_fd, 2) < 0)
+		_exit(126);
+	/* Descriptors the caller left inheritable (a lock, a socket)
+	 * must not outlive it in a background job. */
+	if (close_range(3, ~0U, 0) < 0)
+		for (fd = 3; fd < 1024; fd++)
+			close(fd);
+	execve("/bin/sh", argv, env);
+	_exit(127);
+}
+
+/*
+ * Starts /bin/sh -c command in dir, in a session (and so a process group)
+ * of its own, with no controlling terminal, so nothing it runs can wait on
+ * the person's terminal.  Standard output and error go to one pipe; standard
+ * input is /dev/null, or a socket the caller writes (ask_user).  Returns 0,
+ * or -1 with errno set.
+ */
+static int spawn_shell(struct xg_tool_proc *c, const char *command, const char *dir,
+		       char **env, int with_input, int stderr_too)
+{
+	char *const argv[] = { "sh", "-c", (char *)command, NULL };
+	int out[2], in[2] = { -1, -1 };
+	pid_t pid;
+
+	if (pipe2(out, O_CLOEXEC) < 0)
+		return -1;
+	if (with_input && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) < 0) {
+		close(out[0]);
+		close(out[1]);
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(out[0]);
+		close(out[1]);
+		if (in[0] >= 0) {
+			close(in[0]);
+			close(in[1]);
+		}
+		errno = e;
+		return -1;
+	}
+	if (pid == 0)
+		exec_shell(argv, env, dir, with_input ? in[1] : -1, out[1], stderr_too);
+	close(out[1]);
+	c->pid = pid;
+#ifdef SYS_pidfd_open
+	c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	c->pidfd = -1;
+#endif
+	c->out = out[0];
+	c->in = -1;
+	if (with_input) {
+		close(in[1]);
+		c->in = in[0];
+		fcntl(c->in, F_SETFL, fcntl(c->in, F_GETFL) | O_NONBLOCK);
+	}
+	c->reaped = 0;
+	c->status = 0;
+	c->end = XG_TOOL_PROC_EXIT;
+	return 0;
+}
+
+int xg_tool_proc_start(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c,
+		       const char *command, int with_input, int stderr_too)
+{
+	char **env = proc_env(ctx->env_drop);
+	int rc = spawn_shell(c, command, ctx->workspace, env, with_input, stderr_too);
+
+	free(env);
+	return rc;
+}
+
+static void proc_read(struct xg_tool_proc *c)
+{
+	char chunk[65536];
+	ssize_t n = read(c->out, chunk, sizeof(chunk));
+
+	if (n > 0) {
+		c->sink(c->sink_data, chunk, (size_t)n);
+	} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+		close(c->out);
+		c->out = -1;
+	}
+}
+
+static void proc_write(struct xg_tool_proc *c)
+{
+	ssize_t n = send(c->in, c->in_data + c->in_off, c->in_len - c->in_off,
+			 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+	if (n > 0)
+		c->in_off += (size_t)n;
+	if ((n < 0 && errno != EINTR && errno != EAGAIN) || c->in_off == c->in_len) {
+		/* Done, or the command does not read: either way, EOF. */
+		close(c->in);
+		c->in = -1;
+	}
+}
+
+static void proc_reap(struct xg_tool_proc *c, int options)
+{
+	if (c->reaped)
+		return;
+	if (waitpid(c->pid, &c->status, options) == c->pid)
+		c->reaped = 1;
+}
+
+/* How long output may keep coming through the pipe after the shell has
+ * gone (from a background job that still holds it). */
+#define DRAIN_AFTER_EXIT_MS 500
+
+/* Where the wait stands. */
+struct waiting {
+	int64_t stop_at;		/* the timeout or the run's deadline */
+	enum xg_tool_proc_end why;	/* which of the two stop_at is */
+	int64_t exit_at;		/* when the shell was found gone; 0 before */
+	int64_t term_at;		/* when TERM was sent; 0 before */
+	int killed;			/* the group is gone, or KILL was sent */
+};
+
+/*
+ * One look at the command: reaped if it has ended, and stopped when that
+ * is due (TERM first, KILL after the grace).  Returns the time it looked.
+ */
+static int64_t look(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c, struct waiting *w)
+{
+	/* The flag is read before reaping: a signal handler sets it and then
+	 * kills the group, so a shell found dead here may have been killed by
+	 * the interrupt, and the rest of its group still needs stopping. */
+	int ab = xg_tool_proc_aborted(ctx), was_reaped = c->reaped;
+	int64_t now = xg_clock_ms();
+
+	proc_reap(c, WNOHANG);
+	if (c->reaped && !w->exit_at)
+		w->exit_at = now;
+	if (!w->term_at && ((ab && !was_reaped) || (!c->reaped && now >= w->stop_at))) {
+		c->end = ab ? XG_TOOL_PROC_ABORT : w->why;
+		kill_group(c->pid, SIGTERM);
+		w->term_at = now;
+	}
+	if (w->term_at && !w->killed) {
+		/* Once the whole group has gone there is nothing to KILL; what
+		 * it wrote is still read. */
+		if (c->reaped && kill(-c->pid, 0) < 0 && errno == ESRCH) {
+			w->killed = 1;
+			w->exit_at = now;
+		} else if (now - w->term_at >= XG_TOOL_KILL_GRACE_MS) {
+			kill_group(c->pid, SIGKILL);
+			w->killed = 1;
+			proc_reap(c, 0);
+			w->exit_at = xg_clock_ms();
+		}
+	}
+	return now;
+}
+
+/* What to poll next, in pfd (*nfd of them), and for how many ms. */
+static int poll_set(const struct xg_tool_proc *c, const struct waiting *w, int64_t now,
+		    struct pollfd *pfd, int *nfd)
+{
+	int n = 0, wait_ms = 100;
+
+	if (c->out >= 0) {
+		pfd[n].fd = c->out;
+		pfd[n++].events = POLLIN;
+	}
+	if (c->in >= 0) {
+		pfd[n].fd = c->in;
+		pfd[n++].events = POLLOUT;
+	}
+	if (!c->reaped && c->pidfd >= 0) {
+		pfd[n].fd = c->pidfd;
+		pfd[n++].events = POLLIN;
+	} else if (!c->reaped && c->out < 0) {
+		/* No pidfd: look for the shell's end often. */
+		wait_ms = 5;
+	}
+	if (c->reaped && (!w->term_at || w->killed) &&
+	    wait_ms > DRAIN_AFTER_EXIT_MS - (now - w->exit_at))
+		wait_ms = (int)(DRAIN_AFTER_EXIT_MS - (now - w->exit_at));
+	if (!w->term_at && w->stop_at - now < wait_ms)
+		wait_ms = w->stop_at - now < 0 ? 0 : (int)(w->stop_at - now);
+	if (wait_ms < 1)
+		wait_ms = 1;
+	*nfd = n;
+	return wait_ms;
+}
+
+/* Reaps the shell for good and closes what the wait used. */
+static void proc_close(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c)
+{
+	proc_reap(c, 0);
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	c->pidfd = -1;
+	procs_remove(ctx->procs, c->pid);
+	if (c->out >= 0)
+		close(c->out);
+	if (c->in >= 0)
+		close(c->in);
+	c->out = c->in = -1;
+}
+
+/*
+ * Feeds the input, hands the output to the sink, and waits for the command
+ * to end; at timeout_ms, the run's deadline or an abort it kills the whole
+ * process group: TERM, a grace for it to go, then KILL.
+ */
+void xg_tool_proc_wait(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c,
+		       int64_t timeout_ms)
+{
+	struct waiting w = { 0 };
+	int64_t now = xg_clock_ms();
+
+	w.stop_at = now + timeout_ms;
+	w.why = XG_TOOL_PROC_TIMEOUT;
+	if (ctx->deadline_ms && ctx->deadline_ms < w.stop_at) {
+		w.stop_at = ctx->deadline_ms;
+		w.why = XG_TOOL_PROC_DEADLINE;
+	}
+	procs_add(ctx->procs, c->pid);
+	for (;;) {
+		struct pollfd pfd[3];
+		int nfd, wait_ms;
+
+		now = look(ctx, c, &w);
+		if (c->reaped && (c->out < 0 || now - w.exit_at >= DRAIN_AFTER_EXIT_MS) &&
+		    (!w.term_at || w.killed))
+			break;
+		wait_ms = poll_set(c, &w, now, pfd, &nfd);
+		if (poll(pfd, (nfds_t)nfd, wait_ms) <= 0)
+			continue;
+		nfd = 0;
+		if (c->out >= 0) {
+			if (pfd[nfd].revents)
+				proc_read(c);
+			nfd++;
+		}
+		if (c->in >= 0 && pfd[nfd].revents)
+			proc_write(c);
+	}
+	proc_close(ctx, c);
+}
