@@ -59,7 +59,7 @@ $(FLOOR): bench/curl-floor.o lib/libxg.a
 
 # VALGRIND=1 puts wrappers that run each program under valgrind first on
 # PATH; the tests do not need to know.
-check: all $(DRIVER)
+check: all $(DRIVER) lint
 	@rm -rf tests/vgbin
 ifeq ($(VALGRIND),1)
 	@mkdir -p tests/vgbin; for p in $(PROGS) $(DRIVER); do \

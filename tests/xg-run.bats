@@ -912,3 +912,16 @@ assert len(n) == 1 and n[0]["text"] == s[0]["text"]'
 	[ "$rc" = 143 ]
 	[ "$(end_field '"\(.status) \(.stop)"')" = "interrupted user" ]
 }
+
+@test "credentials that cannot be read end the run with the reason's exit code" {
+	serve openai-chat </dev/null
+	unset XG_TEST_KEY
+	mkdir -p "$XG_HOME/config/accounts/default"
+	printf '{"fake": ' > "$XG_HOME/config/accounts/default/auth.json"
+	chmod 600 "$XG_HOME/config/accounts/default/auth.json"
+	xgrun "broken auth"
+	assert_failure 78
+	assert_framed
+	[[ "$stderr" == *auth.json* ]]
+	fake_log 'assert len(log) == 0'
+}
