@@ -145,7 +145,6 @@ int cmd__provider_abort(int argc, char **argv)
 {
 	struct xg_opts o;
 	struct xg_rec_writer w;
-	struct xg_buf in = XG_BUF_INIT(0);
 	struct xg_provider *p;
 	struct xg_provider_callbacks cb = { on_event, on_retry, NULL };
 	struct sigaction sa;
@@ -168,13 +167,8 @@ int cmd__provider_abort(int argc, char **argv)
 	if (o.nargs != 2)
 		xg_usage_error(&cmd, "a kind and a base URL are needed");
 	at_stream = !strcmp(at, "stream");
-	if (xg_read_fd(0, &in) < 0)
-		xg_die_errno(XG_EX_IOERR, "cannot read standard input");
-	req = jv_parse_sized(in.buf, (int)in.len);
-	if (jv_get_kind(req) != JV_KIND_OBJECT)
-		xg_die(XG_EX_DATAERR, "standard input: the request is not a JSON object");
-	config = xg_json_set(jv_object(), "kind", jv_string(o.args[0]));
-	config = xg_json_set(config, "base_url", jv_string(o.args[1]));
+	req = xg_test_read_request();
+	config = xg_test_provider_config(o.args[0], o.args[1]);
 	p = xg_provider_new(config, NULL, err, sizeof(err));
 	if (!p)
 		xg_die(XG_EX_CONFIG, "%s", err);
@@ -201,7 +195,6 @@ int cmd__provider_abort(int argc, char **argv)
 	provider = NULL;
 	xg_provider_free(p);
 	xg_rec_writer_release(&w);
-	xg_buf_release(&in);
 	xg_opt_release(&o);
 	return xg_prog_exit(rc < 0 ? XG_EX_FAIL : rc);
 }

@@ -62,11 +62,32 @@ static void print_policy(void)
 	printf("]}\n");
 }
 
+jv xg_test_read_request(void)
+{
+	struct xg_buf in = XG_BUF_INIT(0);
+	jv req;
+
+	if (xg_read_fd(0, &in) < 0)
+		xg_die_errno(XG_EX_IOERR, "cannot read standard input");
+	req = jv_parse_sized(in.buf, (int)in.len);
+	xg_buf_release(&in);
+	if (jv_get_kind(req) != JV_KIND_OBJECT)
+		xg_die(XG_EX_DATAERR, "standard input: the request is not a JSON object");
+	return req;
+}
+
+jv xg_test_provider_config(const char *kind, const char *base_url)
+{
+	jv config = xg_json_set(jv_object(), "kind", jv_string(kind));
+
+	return xg_json_set(config, "base_url", jv_string(base_url));
+}
+
 int cmd__provider(int argc, char **argv)
 {
 	struct xg_opts o;
 	struct xg_rec_writer w;
-	struct xg_buf in = XG_BUF_INIT(0), body = XG_BUF_INIT(0);
+	struct xg_buf body = XG_BUF_INIT(0);
 	struct xg_provider *p;
 	struct xg_provider_callbacks cb = { on_event, on_retry, NULL };
 	const char *arg, *dialect = NULL;
@@ -95,13 +116,8 @@ int cmd__provider(int argc, char **argv)
 		xg_usage_error(&cmd, "a kind and a base URL are needed");
 	if (!xg_stdin_readable())
 		xg_die(XG_EX_USAGE, "the request is read from standard input");
-	if (xg_read_fd(0, &in) < 0)
-		xg_die_errno(XG_EX_IOERR, "cannot read standard input");
-	req = jv_parse_sized(in.buf, (int)in.len);
-	if (jv_get_kind(req) != JV_KIND_OBJECT)
-		xg_die(XG_EX_DATAERR, "standard input: the request is not a JSON object");
-	config = xg_json_set(jv_object(), "kind", jv_string(o.args[0]));
-	config = xg_json_set(config, "base_url", jv_string(o.args[1]));
+	req = xg_test_read_request();
+	config = xg_test_provider_config(o.args[0], o.args[1]);
 	if (dialect)
 		config = xg_json_set(config, "dialect", jv_string(dialect));
 	p = xg_provider_new(config, getenv("XG_TEST_KEY"), err, sizeof(err));
@@ -137,7 +153,6 @@ int cmd__provider(int argc, char **argv)
 	jv_free(req);
 	xg_provider_free(p);
 	xg_rec_writer_release(&w);
-	xg_buf_release(&in);
 	xg_buf_release(&body);
 	xg_opt_release(&o);
 	return xg_prog_exit(rc < 0 ? XG_EX_FAIL : rc);
