@@ -256,3 +256,49 @@ PY'
 	assert_success
 	assert_output --regexp '^same [1-9][0-9]*$'
 }
+
+@test "xg_rec_filter passes every record and calls on each of its type, or once at the end" {
+	input=$'{"type":"a"}\n{"type":"request","n":1}\r\n\n{"type":"b"}\n{"type":"request","n":2}'
+	run_split xg-test lib filter request <<<"$input"
+	assert_success
+	assert_equal "$output" "$(printf '%s\n' "$input" | grep -v '^$')"
+	assert_equal "$stderr" $'request 2\nrequest 5'
+	# None of its type: one call at the end, and every record still passes.
+	run_split xg-test lib filter model <<<"$input"
+	assert_success
+	assert_equal "$stderr" "end"
+	assert_equal "$(printf '%s\n' "$output" | wc -l)" 4
+	# Every record, with type -; a code from the callback stops the reading
+	# after the record that caused it has gone out.
+	run_split xg-test lib filter - <<<$'{"type":"a"}\n{"type":"b","stop":3}\n{"type":"c"}'
+	assert_failure 3
+	assert_equal "$stderr" $'a 1\nb 2'
+	assert_equal "$output" $'{"type":"a"}\n{"type":"b","stop":3}'
+	# No input at all: the end call.
+	run_split xg-test lib filter request </dev/null
+	assert_success
+	assert_equal "$stderr" "end"
+	assert_output ""
+}
+
+@test "xg_opt_verb finds the verb of a table and says what is wrong with the operands" {
+	run xg-test lib verb some a b c
+	assert_success
+	assert_output "some with 3"
+	run xg-test lib verb few
+	assert_output "few with 0"
+	run_split xg-test lib verb
+	assert_failure 2
+	[[ "$stderr" == "xg-test-lib: a command is needed: none, one, some or few"* ]]
+	run_split xg-test lib verb nosuch
+	assert_failure 2
+	[[ "$stderr" == "xg-test-lib: unknown command 'nosuch'"* ]]
+	run_split xg-test lib verb one
+	[[ "$stderr" == "xg-test-lib: 'one' takes one operand"* ]]
+	run_split xg-test lib verb none x
+	[[ "$stderr" == "xg-test-lib: 'none' takes no operands"* ]]
+	run_split xg-test lib verb some
+	[[ "$stderr" == "xg-test-lib: 'some' takes at least one operand"* ]]
+	run_split xg-test lib verb few a b c
+	[[ "$stderr" == "xg-test-lib: 'few' takes at most 2 operands"* ]]
+}

@@ -21,6 +21,8 @@ static const char *const usage[] = {
 	"xg-test-lib conv-last-model id",
 	"xg-test-lib conv-new-id",
 	"xg-test-lib json-dump",
+	"xg-test-lib filter type|-",
+	"xg-test-lib verb [verb [operand ...]]",
 	NULL
 };
 
@@ -36,6 +38,51 @@ static const struct xg_option options[] = {
 
 static const struct xg_command cmd = {
 	"xg-test-lib", "Exercise libxg's core for the tests.", usage, options
+};
+
+/* Says on stderr what xg_rec_filter gave it; a record with "stop" stops
+ * the reading with that code. */
+static int on_filtered(const struct xg_rec *rec, void *ctx)
+{
+	int *calls = ctx;
+	long long stop = 0;
+
+	(*calls)++;
+	if (!rec) {
+		fprintf(stderr, "end\n");
+		return 0;
+	}
+	fprintf(stderr, "%s %zu\n", rec->type ? rec->type : "(none)", rec->lineno);
+	xg_json_int_peek(rec->v, "stop", &stop);
+	return (int)stop;
+}
+
+static int do_filter(const char *type)
+{
+	struct xg_rec_reader r;
+	struct xg_rec_writer w;
+	int calls = 0, rc;
+
+	xg_rec_reader_init(&r, 0, "standard input");
+	xg_rec_writer_init(&w, stdout);
+	rc = xg_rec_filter(&r, &w, strcmp(type, "-") ? type : NULL, on_filtered, &calls);
+	xg_rec_writer_release(&w);
+	xg_rec_reader_release(&r);
+	return rc;
+}
+
+static int verb_run(struct xg_opts *o, void *ctx)
+{
+	printf("%s with %d\n", o->args[0], o->nargs - 1);
+	return 0;
+}
+
+static const struct xg_verb verbs[] = {
+	{ "none", 0, 0, verb_run },
+	{ "one", 1, 1, verb_run },
+	{ "some", 1, -1, verb_run },
+	{ "few", 0, 2, verb_run },
+	{ 0 }
 };
 
 static int do_cat(int rewrite)
@@ -222,6 +269,13 @@ int cmd__lib(int argc, char **argv)
 			printf("arg=%s\n", o.args[i]);
 	} else if (!strncmp(verb, "conv-", 5) && strcmp(verb, "conv-new-id")) {
 		rc = do_conv(verb, o.args + 1, o.nargs - 1);
+	} else if (!strcmp(verb, "filter") && o.nargs == 2) {
+		rc = do_filter(o.args[1]);
+	} else if (!strcmp(verb, "verb")) {
+		o.args++;
+		o.nargs--;
+		rc = xg_opt_verb(&o, verbs)->run(&o, NULL);
+		o.args--;
 	} else if (!strcmp(verb, "json-dump")) {
 		rc = do_json_dump();
 	} else if (!strcmp(verb, "conv-new-id")) {
