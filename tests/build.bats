@@ -30,11 +30,18 @@ load lib/helper
 	[ -d "$root/opt/xg/share/xg" ] || fail "share/xg not installed"
 	[ -f "$root/opt/xg/share/bash-completion/completions/xg" ] || fail "bash completion not installed"
 	[ -f "$root/opt/xg/share/xg/prompts/manifest" ] || fail "the default variant not installed"
-	# Whatever the umask and the modes in the tree, the modes are install's.
-	run find "$root" -type f ! -perm 644 ! -path '*/bin/*'
+	# Whatever the umask and the modes in the tree, the modes are install's:
+	# 755 for the programs and what the demo runs, 644 for the rest.
+	demo=$root/opt/xg/share/xg/demo
+	run find "$root" -type f ! -perm 644 ! -path '*/bin/*' ! -path "$demo/run" ! -path "$demo/fake-provider"
 	assert_output ""
-	run find "$root/opt/xg/bin" -type f ! -perm 755
+	run find "$root/opt/xg/bin" "$demo/run" "$demo/fake-provider" -type f ! -perm 755
 	assert_output ""
+	# The demo ships whole: installed, it runs on the installed programs.
+	run env PATH="$root/opt/xg/bin:$PATH" "$demo/run" 3>&-
+	assert_success
+	assert_line "plan: plan_ready"
+	assert_line "12 passed, 0 failed"
 	# shellcheck disable=SC2086
 	run make -s -C "$XG_SRCDIR" $XG_MAKEFLAGS uninstall DESTDIR="$root" PREFIX=/opt/xg
 	assert_success
