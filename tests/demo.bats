@@ -17,7 +17,7 @@ left_behind() {
 	local f
 	ls -A "$TMPDIR"
 	for f in /proc/[0-9]*/cmdline; do
-		tr '\0' ' ' <"$f" 2>/dev/null | grep -F "$TMPDIR/xg-demo" || true
+		{ tr '\0' ' ' <"$f"; } 2>/dev/null | grep -F "$TMPDIR/xg-demo" || true
 	done
 }
 
