@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# The build: the banned-function list, install and uninstall.
+# The build: the banned-function list, install and uninstall, and the
+# README's commands.
 
 load lib/helper
 
@@ -100,4 +101,34 @@ copy_tree() {
 	run sh -c "printf 'Looked around: this already exists.\n' | xg-classify-plan"
 	assert_success
 	assert_output "$want"
+}
+
+@test "the README's quick start: make demo first, then a key or a local server, with commands that work" {
+	quick=$(sed -n '/^## Quick start/,/^## /p' "$XG_SRCDIR/README.md")
+	grep -q '^    make demo ' <<<"$quick" || fail "the quick start does not begin with make demo"
+	grep -q 'OPENAI_API_KEY' <<<"$quick" || fail "the quick start does not name the key variables"
+	grep -q 'a few minutes' "$XG_SRCDIR/README.md" || fail "the README does not say how long make check takes"
+	# The models.json lines, as the README gives them, in the config directory.
+	mkdir -p "$XG_HOME/config"
+	awk '/^    \{"providers"/ { on = 1 } on && /^$/ { exit } on { sub(/^    /, ""); print }' \
+		<<<"$quick" >"$XG_HOME/config/models.json"
+	[ -s "$XG_HOME/config/models.json" ] || fail "the quick start has no models.json lines"
+	# Every xg-choices command it shows, in order, with a key in keyfile.
+	printf 'sk-test-9c1e\n' >keyfile
+	n=0
+	while read -r cmd; do
+		run_split sh -c "$cmd" </dev/null
+		[ "$status" -eq 0 ] || fail "'$cmd' exited $status: $stderr"
+		n=$((n + 1))
+	done < <(grep -o '`xg-choices set [^`]*`' <<<"$quick" | tr -d '`'; sed -n 's/^    \(xg-choices .*\)/\1/p' <<<"$quick")
+	[ "$n" -ge 4 ] || fail "only $n xg-choices commands ran"
+	run xg-choices models
+	assert_success
+	run jq -r 'select(.id == "openai/gpt-5.1" or .id == "local/qwen2.5-coder-7b") | "\(.id) \(.authenticated) \(.auth)"' <<<"$output"
+	assert_output $'openai/gpt-5.1 true auth.json\nlocal/qwen2.5-coder-7b true none'
+	run xg-choices resolve --mode normal
+	assert_success
+	assert_equal "$(jq -r .id <<<"$output")" local/qwen2.5-coder-7b
+	run grep -c sk-test-9c1e "$XG_HOME/config/accounts/default/auth.json"
+	assert_output 1
 }
