@@ -22,6 +22,8 @@ FLOOR := bench/bin/curl-floor
 MAN1 := $(wildcard man/*.1)
 MAN5 := $(wildcard man/*.5)
 MAN7 := $(wildcard man/*.7)
+# What ships under $(SHAREDIR) to be run, not read: mode 755 whatever the tree's.
+SHARE_PROGS := demo/run demo/fake-provider
 
 all: $(PROGS)
 
@@ -77,6 +79,11 @@ lint-man:
 lint:
 	@sh tests/lint
 
+# A scripted agent session on the loopback model: no key, no network, a few
+# seconds (share/xg/demo/README).
+demo: all
+	@PATH="$(CURDIR)/bin:$$PATH" sh share/xg/demo/run
+
 bench: all
 	@for b in bench/*.sh; do echo "== $$b"; sh $$b || exit 1; done
 
@@ -90,6 +97,7 @@ install: all
 	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7/
 	cd share/xg && find -L . -type d -exec install -d -m 755 '$(DESTDIR)$(SHAREDIR)/{}' ';' && \
 	  find -L . -type f ! -name .keep -exec install -m 644 '{}' '$(DESTDIR)$(SHAREDIR)/{}' ';'
+	for p in $(SHARE_PROGS); do install -m 755 share/xg/$$p $(DESTDIR)$(SHAREDIR)/$$p || exit 1; done
 	install -m 644 completions/xg.bash $(DESTDIR)$(BASHCOMPDIR)/xg
 	install -m 644 completions/_xg $(DESTDIR)$(ZSHCOMPDIR)/_xg
 	install -m 644 completions/xg.fish $(DESTDIR)$(FISHCOMPDIR)/xg.fish
@@ -116,5 +124,5 @@ clean:
 	find lib cmd tests bench -name '*.[od]' -delete
 
 FORCE:
-.PHONY: all check lint lint-man bench install uninstall deps print-deps clean FORCE
+.PHONY: all check demo lint lint-man bench install uninstall deps print-deps clean FORCE
 .SECONDARY: $(LIB_OBJ) $(CMD_SRC:.c=.o) $(DRIVER_OBJ) bench/curl-floor.o

@@ -24,7 +24,7 @@ echo "-- request start to first byte on the wire ($N requests on one client)"
 tmp=$(mktemp -d)
 trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 echo "{\"text\":\"ok\",\"repeat\":$N}" >"$tmp/script"
-python3 tests/lib/fake-provider --script "$tmp/script" --log "$tmp/log" --port-file "$tmp/port" \
+python3 share/xg/demo/fake-provider --script "$tmp/script" --log "$tmp/log" --port-file "$tmp/port" \
 	--idle-exit 60 >/dev/null 2>&1 &
 pid=$!
 while [ ! -s "$tmp/port" ]; do sleep 0.05; done

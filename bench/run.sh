@@ -22,7 +22,7 @@ N=${N:-15}
 tmp=$(mktemp -d)
 trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 echo "{\"text\":\"Done: nothing to change.\",\"usage\":{\"input\":1000,\"cached_input\":900,\"output\":8},\"repeat\":$((2 * N + 2))}" >"$tmp/script"
-python3 tests/lib/fake-provider --script "$tmp/script" --log "$tmp/log" --port-file "$tmp/port" \
+python3 share/xg/demo/fake-provider --script "$tmp/script" --log "$tmp/log" --port-file "$tmp/port" \
 	--idle-exit 120 >/dev/null 2>&1 &
 pid=$!
 while [ ! -s "$tmp/port" ]; do sleep 0.05; done

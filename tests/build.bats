@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# The build: the banned-function list, install and uninstall.
+# The build: the banned-function list, install and uninstall, and the
+# README's commands.
 
 load lib/helper
 
@@ -16,13 +17,22 @@ load lib/helper
 	assert_success
 }
 
+# A copy of the source tree in DIR: what git tracks and what it would.
+copy_tree() {
+	git -C "$XG_SRCDIR" ls-files -z --cached --others --exclude-standard | (cd "$XG_SRCDIR" && xargs -0 tar cf -) | (mkdir -p "$1" && cd "$1" && tar xf -)
+}
+
 @test "make install honours PREFIX and DESTDIR, and uninstall removes it all" {
 	root=$BATS_TEST_TMPDIR/root
+	# In a copy: PREFIX is built into the programs, so another PREFIX
+	# rebuilds them, which must not happen under the tests that run them.
+	src=$BATS_TEST_TMPDIR/src
+	copy_tree "$src"
 	# shellcheck disable=SC2086
-	run make -s -C "$XG_SRCDIR" $XG_MAKEFLAGS install DESTDIR="$root" PREFIX=/opt/xg
+	run make -s -C "$src" $XG_MAKEFLAGS -j2 install DESTDIR="$root" PREFIX=/opt/xg
 	assert_success
 	shopt -s nullglob
-	for p in "$XG_SRCDIR"/bin/*; do
+	for p in "$src"/bin/*; do
 		[ -x "$root/opt/xg/bin/${p##*/}" ] || fail "${p##*/} not installed"
 	done
 	[ -f "$root/opt/xg/share/man/man7/xg.7" ] || fail "xg.7 not installed"
@@ -30,13 +40,20 @@ load lib/helper
 	[ -d "$root/opt/xg/share/xg" ] || fail "share/xg not installed"
 	[ -f "$root/opt/xg/share/bash-completion/completions/xg" ] || fail "bash completion not installed"
 	[ -f "$root/opt/xg/share/xg/prompts/manifest" ] || fail "the default variant not installed"
-	# Whatever the umask and the modes in the tree, the modes are install's.
-	run find "$root" -type f ! -perm 644 ! -path '*/bin/*'
+	# Whatever the umask and the modes in the tree, the modes are install's:
+	# 755 for the programs and what the demo runs, 644 for the rest.
+	demo=$root/opt/xg/share/xg/demo
+	run find "$root" -type f ! -perm 644 ! -path '*/bin/*' ! -path "$demo/run" ! -path "$demo/fake-provider"
 	assert_output ""
-	run find "$root/opt/xg/bin" -type f ! -perm 755
+	run find "$root/opt/xg/bin" "$demo/run" "$demo/fake-provider" -type f ! -perm 755
 	assert_output ""
+	# The demo ships whole: installed, it runs on the installed programs.
+	run env PATH="$root/opt/xg/bin:$PATH" "$demo/run" 3>&-
+	assert_success
+	assert_line "plan: plan_ready"
+	assert_line "12 passed, 0 failed"
 	# shellcheck disable=SC2086
-	run make -s -C "$XG_SRCDIR" $XG_MAKEFLAGS uninstall DESTDIR="$root" PREFIX=/opt/xg
+	run make -s -C "$src" $XG_MAKEFLAGS uninstall DESTDIR="$root" PREFIX=/opt/xg
 	assert_success
 	run find "$root" -type f
 	assert_output ""
@@ -44,7 +61,7 @@ load lib/helper
 
 @test "an object is rebuilt when a header it includes changes, and only then" {
 	src=$BATS_TEST_TMPDIR/src
-	git -C "$XG_SRCDIR" ls-files -z --cached --others --exclude-standard | (cd "$XG_SRCDIR" && xargs -0 tar cf -) | (mkdir -p "$src" && cd "$src" && tar xf -)
+	copy_tree "$src"
 	# shellcheck disable=SC2086
 	make -s -C "$src" $XG_MAKEFLAGS -j2 bin/xg-classify-plan >/dev/null
 	# shellcheck disable=SC2086
@@ -84,4 +101,34 @@ load lib/helper
 	run sh -c "printf 'Looked around: this already exists.\n' | xg-classify-plan"
 	assert_success
 	assert_output "$want"
+}
+
+@test "the README's quick start: make demo first, then a key or a local server, with commands that work" {
+	quick=$(sed -n '/^## Quick start/,/^## /p' "$XG_SRCDIR/README.md")
+	grep -q '^    make demo ' <<<"$quick" || fail "the quick start does not begin with make demo"
+	grep -q 'OPENAI_API_KEY' <<<"$quick" || fail "the quick start does not name the key variables"
+	grep -q 'a few minutes' "$XG_SRCDIR/README.md" || fail "the README does not say how long make check takes"
+	# The models.json lines, as the README gives them, in the config directory.
+	mkdir -p "$XG_HOME/config"
+	awk '/^    \{"providers"/ { on = 1 } on && /^$/ { exit } on { sub(/^    /, ""); print }' \
+		<<<"$quick" >"$XG_HOME/config/models.json"
+	[ -s "$XG_HOME/config/models.json" ] || fail "the quick start has no models.json lines"
+	# Every xg-choices command it shows, in order, with a key in keyfile.
+	printf 'sk-test-9c1e\n' >keyfile
+	n=0
+	while read -r cmd; do
+		run_split sh -c "$cmd" </dev/null
+		[ "$status" -eq 0 ] || fail "'$cmd' exited $status: $stderr"
+		n=$((n + 1))
+	done < <(grep -o '`xg-choices set [^`]*`' <<<"$quick" | tr -d '`'; sed -n 's/^    \(xg-choices .*\)/\1/p' <<<"$quick")
+	[ "$n" -ge 4 ] || fail "only $n xg-choices commands ran"
+	run xg-choices models
+	assert_success
+	run jq -r 'select(.id == "openai/gpt-5.1" or .id == "local/qwen2.5-coder-7b") | "\(.id) \(.authenticated) \(.auth)"' <<<"$output"
+	assert_output $'openai/gpt-5.1 true auth.json\nlocal/qwen2.5-coder-7b true none'
+	run xg-choices resolve --mode normal
+	assert_success
+	assert_equal "$(jq -r .id <<<"$output")" local/qwen2.5-coder-7b
+	run grep -c sk-test-9c1e "$XG_HOME/config/accounts/default/auth.json"
+	assert_output 1
 }

@@ -7,7 +7,8 @@
 #   ... "$FAKE_URL" is http://127.0.0.1:PORT/v1, "$FAKE_LOG" the request log
 #   fake_provider_stop                   (in teardown)
 #
-# The script format is described at the top of tests/lib/fake-provider.
+# The script format is described at the top of share/xg/demo/fake-provider,
+# which ships for make demo as well as serving the tests.
 fake_provider_start() {
 	local dir="$BATS_TEST_TMPDIR/fake" i
 	mkdir -p "$dir"
@@ -15,7 +16,7 @@ fake_provider_start() {
 	FAKE_LOG="$dir/requests.ndjson"
 	rm -f "$dir/port" "$FAKE_LOG"
 	# fd 3 is bats' own: a background server must not hold it open.
-	python3 "$XG_SRCDIR/tests/lib/fake-provider" --script "$dir/script.ndjson" --log "$FAKE_LOG" \
+	python3 "$XG_SRCDIR/share/xg/demo/fake-provider" --script "$dir/script.ndjson" --log "$FAKE_LOG" \
 		--port-file "$dir/port" --idle-exit 120 </dev/null >"$dir/server.out" 2>&1 3>&- &
 	FAKE_PID=$!
 	for i in $(seq 1 400); do
