@@ -178,6 +178,7 @@ static int compile_pack(struct run *r)
 	rq.model = xg_json_string_peek(r->model, "id");
 	rq.mode = r->mode;
 	rq.conversation = r->conv;
+	rq.cwd = r->cwd;
 	rc = xg_prompt_pack(&rq, &pack, &notices);
 	write_records(r, notices);
 	if (rc)
@@ -701,10 +702,10 @@ static char *repair_text(const struct run *r, const char *problems)
 {
 	jv tmpl = xg_json_get_peek(xg_json_get_peek(r->pack, "templates"), "plan-repair");
 	jv vars = jv_object();
-	char *esc = xg_prompt_escape_data(problems), *out;
+	char *out;
 
-	vars = xg_json_set(vars, "problems", jv_string(esc));
-	free(esc);
+	/* The classifier's words, not a person's data: they go in as written. */
+	vars = xg_json_set(vars, "problems", jv_string(problems));
 	if (jv_get_kind(tmpl) == JV_KIND_STRING)
 		out = xg_prompt_render_peek(jv_string_value(tmpl),
 					    (size_t)jv_string_length_bytes(jv_copy(tmpl)), vars);
