@@ -1,12 +1,18 @@
 #!/usr/bin/env bats
 # xg-prompt-compile: the pack, budgets and cuts, determinism, variants and
-# their versions, and which version a conversation compiles on.
+# their versions, which version a conversation compiles on, and the
+# project instructions (AGENTS.md) a pack carries.
 
 load lib/helper
+load lib/fake-provider
 
 setup() {
 	SMALL="$BATS_TEST_TMPDIR/small"
 	cp -R "$FIXTURES/prompt/small" "$SMALL"
+}
+
+teardown() {
+	fake_provider_stop
 }
 
 # The pack record of a compile fed "$1" (records) with options "${@:2}".
@@ -671,15 +677,60 @@ PY
 	xg-prompt-compile select c5 "small@$v1" >/dev/null
 	assert_equal "$(pack '{"type":"request","text":"x","conversation":"c5"}' | jq -r .version)" "$v1"
 	assert_equal "$(pack '{"type":"request","text":"x","variant":"small","conversation":"c5"}' | jq -r .version)" "$v1"
-	# an explicit NAME@VERSION over the conversation's, for this run only
-	run pack "{\"type\":\"request\",\"text\":\"x\",\"variant\":\"small@$v2\",\"conversation\":\"c5\"}"
-	assert_equal "$(jq -r .version <<<"$output")" "$v2"
-	assert_equal "$(pack '{"type":"request","text":"x","conversation":"c5"}' | jq -r .version)" "$v1"
-	run pack '{"type":"request","text":"x","conversation":"c5"}' --variant "default@$d"
-	assert_equal "$(jq -r .variant <<<"$output")" default
-	# a request naming another variant bare gets that variant's head
-	assert_equal "$(pack '{"type":"request","text":"x","variant":"default","conversation":"c5"}' | jq -r .version)" "$d"
 	assert_equal "$(grep -c variant_change "$XG_HOME/state/conversations/c5.jsonl")" 1
+	# an explicit NAME@VERSION over the conversation's selection
+	xg-prompt-compile select c6 "small@$v1" >/dev/null
+	assert_equal "$(pack "{\"type\":\"request\",\"text\":\"x\",\"variant\":\"small@$v2\",\"conversation\":\"c6\"}" | jq -r .version)" "$v2"
+	xg-prompt-compile select c7 "small@$v1" >/dev/null
+	run pack '{"type":"request","text":"x","conversation":"c7"}' --variant "default@$d"
+	assert_equal "$(jq -r '[.variant, .version] | join("@")' <<<"$output")" "default@$d"
+	# a request naming another variant bare gets that variant's head
+	xg-prompt-compile select c8 "small@$v1" >/dev/null
+	assert_equal "$(pack '{"type":"request","text":"x","variant":"default","conversation":"c8"}' | jq -r .version)" "$d"
+}
+
+@test "A version the request names is the person's pick: the conversation moves there and stays" {
+	v1=$(xg-prompt-compile save small "$SMALL" | jq -r .version)
+	echo 'More.' >> "$SMALL/plan.txt"
+	v2=$(xg-prompt-compile save small "$SMALL" | jq -r .version)
+	d=$(default_version)
+	f="$XG_HOME/state/conversations/pick.jsonl"
+	changes() { jq -c 'select(.type == "variant_change") | del(.at)' "$f"; }
+	pack '{"type":"request","text":"x","conversation":"pick"}' >/dev/null
+	# As xg run --variant small@V1 writes the request.
+	run bash -c 'printf "%s\n" "$1" | xg-prompt-compile' _ \
+		"{\"type\":\"request\",\"text\":\"x\",\"variant\":\"small@$v1\",\"conversation\":\"pick\"}"
+	assert_success
+	run jq -r 'select(.type == "notice") | .text | select(startswith("conversation"))' <<<"$output"
+	assert_output "conversation 'pick' moves from default@$d to small@$v1, as the request asks; its later runs stay on small@$v1"
+	run changes
+	assert_output - <<-EOF
+	{"type":"variant_change","to":"default@$d","reason":"first compile"}
+	{"type":"variant_change","from":"default@$d","to":"small@$v1","reason":"requested"}
+	EOF
+	# The next run that names no version stays there: no move, and the
+	# head (v2) is shown, not followed.
+	run bash -c 'printf "%s\n" "$1" | xg-prompt-compile' _ '{"type":"request","text":"y","conversation":"pick"}'
+	assert_success
+	assert_equal "$(printf '%s\n' "$output" | jq -r 'select(.type == "pack") | "\(.variant)@\(.version)"')" "small@$v1"
+	assert_equal "$(printf '%s\n' "$output" | jq -r 'select(.type == "notice") | .text | select(startswith("section") | not)')" \
+		"head of variant 'small' moved to $v2; this conversation stays on small@$v1"
+	# Naming the selection again, or its variant bare (whose head is v2),
+	# moves nothing and appends nothing.
+	assert_equal "$(pack "{\"type\":\"request\",\"text\":\"x\",\"variant\":\"small@$v1\",\"conversation\":\"pick\"}" | jq -r .version)" "$v1"
+	assert_equal "$(pack '{"type":"request","text":"x","variant":"small","conversation":"pick"}' | jq -r .version)" "$v1"
+	assert_equal "$(changes | wc -l)" 2
+	# --variant is the same pick; another variant bare picks its head.
+	pack '{"type":"request","text":"x","conversation":"pick"}' --variant "small@$v2" >/dev/null
+	pack '{"type":"request","text":"x","variant":"default","conversation":"pick"}' >/dev/null
+	run changes
+	assert_line --index 2 "{\"type\":\"variant_change\",\"from\":\"small@$v1\",\"to\":\"small@$v2\",\"reason\":\"requested\"}"
+	assert_line --index 3 "{\"type\":\"variant_change\",\"from\":\"small@$v2\",\"to\":\"default@$d\",\"reason\":\"requested\"}"
+	assert_equal "$(pack '{"type":"request","text":"x","conversation":"pick"}' | jq -r .version)" "$d"
+	# A version that is not there moves nothing.
+	run_split xg-prompt-compile <<<'{"type":"request","text":"x","variant":"small@0123456789ab","conversation":"pick"}'
+	assert_equal "$status" 65
+	assert_equal "$(changes | wc -l)" 4
 }
 
 @test "A version tuned for another model gives a notice" {
@@ -726,4 +777,255 @@ PY
 	assert_success
 	run xg-prompt-compile versions terse
 	assert_equal "$(jq -r .version <<<"$output")" "$v"
+}
+
+# ---- project instructions ----
+
+# The tail of a pack's system prompt from its project section on.
+project_text() {
+	jq -r '.system | .[index("# Project instructions"):]'
+}
+
+@test "Project instructions: the person's file, then the repository's from its root down to the workspace" {
+	git init -q repo
+	mkdir -p repo/sub/deeper "$XG_HOME/config"
+	before=$(cd repo/sub && pack '')
+	before_plan=$(cd repo/sub && pack '' --mode plan)
+	printf 'Root rule: use tabs.\n' > repo/AGENTS.md
+	printf 'Sub rule: run make check.\n\n' > repo/sub/AGENTS.md
+	printf 'Mine: be brief.\n' > "$XG_HOME/config/AGENTS.md"
+	# Above the work tree's top: not the project's.
+	printf 'Not this project.\n' > AGENTS.md
+	export HOME="$BATS_TEST_TMPDIR"
+	r=$(cd repo && pwd -P)
+	cd repo/sub
+	run pack ''
+	assert_success
+	run jq -c '.sections[-1] | [.name, .kind, .cut, .budget, [.files[] | [.path, .file, .bytes, .chars, .cut]]]' <<<"$output"
+	assert_output "[\"project\",\"dynamic\",false,32768,[[\"~/home/config/AGENTS.md\",\"$XG_HOME/config/AGENTS.md\",16,15,false],[\"../AGENTS.md\",\"$r/AGENTS.md\",21,20,false],[\"AGENTS.md\",\"$r/sub/AGENTS.md\",27,25,false]]]"
+	p=$(pack '')
+	run project_text <<<"$p"
+	assert_output - <<-'EOF'
+	# Project instructions
+
+	Instructions for working here, from AGENTS.md files: the person's own file first, when they have one, which holds in every project; then the repository's, from its root down to the working directory. Each file stands between <file> tags giving its path relative to the working directory, and what it says covers the directory it sits in and everything under it. Where two files disagree, the one deeper in the tree wins, and what the person asks in the conversation wins over them all.
+
+	<file path="~/home/config/AGENTS.md">
+	Mine: be brief.
+	</file>
+
+	<file path="../AGENTS.md">
+	Root rule: use tabs.
+	</file>
+
+	<file path="AGENTS.md">
+	Sub rule: run make check.
+	</file>
+	EOF
+	# After the stable prefix, which stays the same: the same prefix and
+	# hash as without the files, and the sections' sizes still add up.
+	assert_equal "$(jq -r .stable_sha256 <<<"$p")" "$(jq -r .stable_sha256 <<<"$before")"
+	run jq -r --arg b "$(jq -r .system <<<"$before")" \
+		'.system | startswith($b + "\n\n# Project instructions\n\n")' <<<"$p"
+	assert_output true
+	run jq '(.sections | map(.chars) | add) + 2 * ((.sections | length) - 1) == (.system | length)' <<<"$p"
+	assert_output true
+	# In plan mode, before the mode's sections.
+	run pack '' --mode plan
+	assert_equal "$(jq -c '[.sections[].name]' <<<"$output")" "${STABLE%]},\"project\",\"plan\"]"
+	assert_equal "$(jq -r .stable_sha256 <<<"$output")" "$(jq -r .stable_sha256 <<<"$before_plan")"
+	# Deeper down the paths say how far up each file is; the request's cwd
+	# is the workspace wherever the program runs.
+	run bash -c 'cd deeper && xg-prompt-compile </dev/null | jq -r ".sections[-1].files[].path"'
+	assert_output $'~/home/config/AGENTS.md\n../../AGENTS.md\n../AGENTS.md'
+	run bash -c 'cd / && printf "%s\n" "$1" | xg-prompt-compile | jq -c "select(.type == \"pack\")"' _ \
+		"{\"type\":\"request\",\"text\":\"x\",\"cwd\":\"$r/sub\"}"
+	assert_equal "$output" "$p"
+}
+
+@test "Outside a repository only the workspace's own AGENTS.md is read" {
+	mkdir -p outer/inner
+	printf 'Outer.\n' > outer/AGENTS.md
+	printf 'Inner.\n' > outer/inner/AGENTS.md
+	cd outer/inner
+	run pack ''
+	assert_equal "$(jq -c '[.sections[-1].files[].path]' <<<"$output")" '["AGENTS.md"]'
+	run project_text <<<"$output"
+	assert_output --partial $'<file path="AGENTS.md">\nInner.\n</file>'
+	refute_output --partial 'Outer.'
+}
+
+@test "Without AGENTS.md there is no project section and the pack is as it was" {
+	git init -q repo
+	mkdir repo/sub
+	req='{"type":"request","text":"x","model":"m/x"}'
+	a=$(pack "$req")
+	b=$(cd repo/sub && pack "$req")
+	c=$(cd / && pack "{\"type\":\"request\",\"text\":\"x\",\"model\":\"m/x\",\"cwd\":\"$PWD/repo\"}")
+	assert_equal "$b" "$a"
+	assert_equal "$c" "$a"
+	run jq -c '[keys, [.sections[].name] == $s]' --argjson s "$STABLE" <<<"$a"
+	assert_output '[["mode","model","sections","stable_sha256","system","templates","type","variant","version"],true]'
+	# The system prompt is the stable sections' texts and nothing else.
+	want=$(xg-prompt-compile show default | jq -r '[.sections[] | select(.kind == "stable") | .text
+		| gsub("\\{\\{\\?model\\}\\}(?<a>.*?)\\{\\{/model\\}\\}"; .a) | gsub("\\{\\{model\\}\\}"; "m/x")
+		| sub("\\s+\\z"; "")] | join("\n\n")')
+	assert_equal "$(jq -r .system <<<"$a")" "$want"
+	# A file with nothing but space adds nothing either.
+	printf '\n  \n' > repo/AGENTS.md
+	assert_equal "$(cd repo/sub && pack "$req")" "$a"
+}
+
+@test "Project instructions over their budget are cut with a notice, never silently" {
+	mkdir -p "$XG_HOME/config" ws
+	python3 -c 'print("\n\n".join("Rule %d: %s" % (i, "x" * 90) for i in range(400)))' \
+		> "$XG_HOME/config/AGENTS.md"
+	printf 'Workspace rule.\n' > ws/AGENTS.md
+	cd ws
+	run xg-prompt-compile </dev/null
+	assert_success
+	n=$(printf '%s\n' "$output" | jq -r 'select(.type == "notice") | .text')
+	m=$(( $(wc -c < "$XG_HOME/config/AGENTS.md") - 1 ))
+	assert_regex "$n" "^project instructions are [0-9]+ characters, over their budget of 32768: '$XG_HOME/config/AGENTS.md' is cut at a paragraph boundary to [0-9]+ of its $m characters; left out: 'AGENTS.md'\$"
+	kept=$(sed -E 's/.* to ([0-9]+) of .*/\1/' <<<"$n")
+	p=$(printf '%s\n' "$output" | jq -c 'select(.type == "pack")')
+	run jq -c '.sections[-1] | [.cut, .chars <= 32768, .chars > 32000, [.files[] | [.chars, .cut]]]' <<<"$p"
+	assert_output "[true,true,true,[[$kept,true],[0,true]]]"
+	run jq '(.sections | map(.chars) | add) + 2 * ((.sections | length) - 1) == (.system | length)' <<<"$p"
+	assert_output true
+	# Cut between whole paragraphs, and the model is told what is missing.
+	run project_text <<<"$p"
+	refute_output --partial 'Workspace rule.'
+	assert_output --regexp $'\n\n\\[Cut here for length: project instructions hold at most 32768 characters in all\\. The rest of this file, and any AGENTS\\.md files after it on the way down to the working directory, are left out; read them from disk when they bear on the work\\.\\]\n</file>$'
+	printf '%s\n' "$p" | python3 -c '
+import json, sys
+system = json.loads(sys.stdin.read())["system"]
+text = open(sys.argv[1]).read().rstrip()
+head = "<file path=\"%s\">\n" % sys.argv[1]
+kept = system[system.index(head) + len(head):system.index("\n\n[Cut here")]
+assert len(kept) == int(sys.argv[2]), (len(kept), sys.argv[2])
+assert text.startswith(kept) and text[len(kept):].startswith("\n\nRule "), kept[-40:]
+' "$XG_HOME/config/AGENTS.md" "$kept"
+	# A file too big to read whole is read as far as it needs to be.
+	rm "$XG_HOME/config/AGENTS.md"
+	python3 -c 'print("\n\n".join("Rule %d: %s" % (i, "y" * 200) for i in range(2000)))' > AGENTS.md
+	run xg-prompt-compile </dev/null
+	assert_success
+	assert_regex "$(jq -r 'select(.type == "notice") | .text' <<<"$output")" \
+		"^project instructions are more than [0-9]+ characters, over their budget of 32768: 'AGENTS.md' is cut at a paragraph boundary to [0-9]+ characters of its $(wc -c < AGENTS.md) bytes\$"
+}
+
+@test "A project file that cannot be read or is not a regular file is a notice, not a failure" {
+	git init -q repo
+	mkdir -p repo/AGENTS.md repo/sub/deeper "$XG_HOME/config"
+	mkfifo repo/sub/AGENTS.md
+	ln -s AGENTS.md repo/sub/deeper/AGENTS.md.loop
+	ln -s AGENTS.md.loop repo/sub/deeper/AGENTS.md
+	ln -s nowhere "$XG_HOME/config/AGENTS.md"
+	r=$(cd repo && pwd -P)
+	cd repo/sub/deeper
+	run_split timeout 20 xg-prompt-compile </dev/null
+	assert_success
+	out=$output
+	run jq -r 'select(.type == "notice") | .text' <<<"$out"
+	assert_output - <<-EOF
+	project instructions '$r/AGENTS.md' are not a regular file; going on without them
+	project instructions '$r/sub/AGENTS.md' are not a regular file; going on without them
+	cannot read project instructions '$r/sub/deeper/AGENTS.md': Too many levels of symbolic links; going on without them
+	EOF
+	assert_equal "$(printf '%s\n' "$out" | jq -c 'select(.type == "pack") | [.sections[].name] == $s' --argjson s "$STABLE")" true
+	# A workspace that is not a directory is told the same way; a cwd
+	# that is not a string is bad input.
+	run_split xg-prompt-compile <<<'{"type":"request","text":"x","cwd":"/nonexistent/dir"}'
+	assert_success
+	assert_equal "$(jq -r 'select(.type == "notice") | .text' <<<"$output")" \
+		"cannot use '/nonexistent/dir' as the workspace: No such file or directory; no project instructions"
+	run_split xg-prompt-compile <<<'{"type":"request","text":"x","cwd":["a"]}'
+	assert_equal "$status" 65
+	assert_equal "$stderr" "xg-prompt-compile: standard input:1: field 'cwd' of a request record is an array, not a string"
+}
+
+@test "Project instructions that are not valid UTF-8 get U+FFFD, as all text does" {
+	printf '\xef\xbb\xbfCaf\xe9 au lait; \xff\xfe twice.\n' > AGENTS.md
+	run pack ''
+	run jq -c '[(.system | contains("<file path=\"AGENTS.md\">\nCaf\ufffd au lait; \ufffd\ufffd twice.\n</file>")),
+		(.system | contains("\ufeff")), .sections[-1].files[0].bytes]' <<<"$output"
+	assert_output '[true,false,27]'
+}
+
+@test "xg-run reads the workspace's project instructions once a run; an edit reaches the next run" {
+	export XG_TEST_KEY=test-secret-4d7a FAKE_PROVIDER_KEY=test-secret-4d7a
+	git init -q repo
+	mkdir repo/sub
+	printf 'Root rule.\n' > repo/AGENTS.md
+	printf 'Sub rule.\n' > repo/sub/AGENTS.md
+	fake_provider_start <<-'EOF'
+	{"tool_calls": [{"id": "c1", "name": "bash", "args": {"command": "echo 'Edited mid-run.' >> AGENTS.md"}}]}
+	{"text": "done"}
+	{"text": "again"}
+	EOF
+	fake_catalog openai-chat
+	# No pack upstream: xg-run compiles it, for the request's cwd.
+	run_split xg-run --model fake/m <<<"{\"type\":\"request\",\"text\":\"go\",\"cwd\":\"$PWD/repo/sub\"}"
+	assert_success
+	assert_equal "$(cat repo/sub/AGENTS.md)" $'Sub rule.\nEdited mid-run.'
+	conv=$(printf '%s\n' "$output" | jq -r 'select(.type == "run_start") | .conversation')
+	run_split xg-run --model fake/m --conversation "$conv" <<<"{\"type\":\"request\",\"text\":\"more\",\"cwd\":\"$PWD/repo/sub\"}"
+	assert_success
+	fake_log '
+import json
+sys0 = [json.dumps(l["body"]["messages"][0]) for l in log]
+assert len(sys0) == 3, len(sys0)
+assert "Root rule." in sys0[0] and "Sub rule." in sys0[0], sys0[0]
+assert "<file path=\\\"../AGENTS.md\\\">" in sys0[0], sys0[0]
+# The same text on every request of the run, though the file changed.
+assert sys0[1] == sys0[0]
+assert "Edited mid-run." not in sys0[1]
+assert "Edited mid-run." in sys0[2], sys0[2]'
+}
+
+@test "xg run --variant NAME@VERSION moves the conversation, and the next run stays there" {
+	export XG_TEST_KEY=test-secret-4d7a FAKE_PROVIDER_KEY=test-secret-4d7a
+	v1=$(xg-prompt-compile save small "$SMALL" | jq -r .version)
+	d=$(default_version)
+	fake_provider_start <<-'EOF'
+	{"text": "one", "repeat": 4}
+	EOF
+	fake_catalog openai-chat
+	started() { printf '%s\n' "$output" | jq -r 'select(.type == "run_start") | "\(.variant)@\(.version)"'; }
+	run_split xg run --json --model fake/m 'first'
+	assert_success
+	conv=$(printf '%s\n' "$output" | jq -r 'select(.type == "run_start") | .conversation')
+	assert_equal "$(started)" "default@$d"
+	run_split xg run --json --model fake/m --variant "small@$v1" --conversation "$conv" 'second'
+	assert_success
+	assert_equal "$(started)" "small@$v1"
+	# xg-run started the conversation, after its first pack was compiled:
+	# this is its first selection.
+	assert_equal "$(printf '%s\n' "$output" | jq -r 'select(.type == "notice") | .text | select(startswith("conversation"))')" \
+		"conversation '$conv' is now on small@$v1, as the request asks; its later runs stay on small@$v1"
+	run_split xg run --json --model fake/m --conversation "$conv" 'third'
+	assert_success
+	assert_equal "$(started)" "small@$v1"
+	run_split xg run --json --model fake/m --variant "default@$d" --conversation "$conv" 'fourth'
+	assert_success
+	assert_equal "$(started)" "default@$d"
+	assert_equal "$(printf '%s\n' "$output" | jq -r 'select(.type == "notice") | .text | select(startswith("conversation"))')" \
+		"conversation '$conv' moves from small@$v1 to default@$d, as the request asks; its later runs stay on default@$d"
+	run jq -c 'select(.type == "variant_change") | [.from, .to, .reason]' "$XG_HOME/state/conversations/$conv.jsonl"
+	assert_output - <<-EOF
+	[null,"small@$v1","requested"]
+	["small@$v1","default@$d","requested"]
+	EOF
+}
+
+@test "The man page's manifest example agrees with the shipped manifest" {
+	run bash -c "sed -n '/^# name  *file  *budget/,/^\\.Ed/p' '$XG_SRCDIR/man/xg-prompt-compile.1' | sed '1d;\$d'"
+	assert_success
+	[ "${#lines[@]}" -ge 3 ]
+	for l in "${lines[@]}"; do
+		read -r name file budget kind mode <<<"$l"
+		run awk -v n="$name" '$1 == n { print $2, $3, $4, $5 }' "$XG_SRCDIR/prompts/manifest"
+		assert_output "$file $budget $kind $mode"
+	done
 }

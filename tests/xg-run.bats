@@ -806,7 +806,8 @@ PY
 		assert_success
 		[ "$(recs plan | jq -r .outcome | tr '\n' ' ')" = "invalid plan_ready " ]
 		[ "$(recs message | jq -r 'select(.role == "user") | .kind' | tr '\n' ' ')" = "null plan-repair " ]
-		fake_log 'import json; assert "could not be read as written: The &lt;proposed_plan&gt; tag on line 1 opens a block that is never closed.\\n" in json.dumps(log[1]["body"])'
+		# The classifier's words go in as written: the model reads the tag's name.
+		fake_log 'import json; b = json.dumps(log[1]["body"]); assert "could not be read as written: The <proposed_plan> tag on line 1 opens a block that is never closed.\\n" in b, b; assert "&lt;" not in b'
 		# Invalid twice: the repair keeps the gate and is not repeated.
 		xgrun --mode plan "unrepairable"
 		assert_success

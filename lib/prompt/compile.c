@@ -6,15 +6,19 @@
  * rendered and fitted into its budget, and the templates as written.
  * Which version to compile is pack.c's business, not this file's.
  *
+ * The project instructions (project.c), when there are any, go between
+ * the stable prefix and the mode's sections.
+ *
  * A section over its budget is cut at the last paragraph boundary that
  * fits, with a notice; "reporting" is never cut (design.md B8), so its
  * going over is exit 78.
  */
 #include "xg.h"
 #include "prompt/prompt.h"
+#include "prompt/internal.h"
 #include "sha256.h"
 
-static size_t chars_of(const char *p, size_t n)
+size_t xg_prompt_chars(const char *p, size_t n)
 {
 	size_t i, c = 0;
 
@@ -45,7 +49,7 @@ jv xg_prompt_notice(const char *text)
  */
 static size_t fit(const char *text, size_t len, size_t budget, size_t *chars, int *cut)
 {
-	size_t total = chars_of(text, len), best = 0, i;
+	size_t total = xg_prompt_chars(text, len), best = 0, i;
 
 	*cut = 0;
 	if (total <= budget) {
@@ -63,11 +67,11 @@ static size_t fit(const char *text, size_t len, size_t budget, size_t *chars, in
 		if (j >= len || text[j] != '\n')
 			continue;
 		keep = trim_end(text, i);
-		if (chars_of(text, keep) > budget)
+		if (xg_prompt_chars(text, keep) > budget)
 			break;
 		best = keep;
 	}
-	*chars = chars_of(text, best);
+	*chars = xg_prompt_chars(text, best);
 	return best;
 }
 
@@ -82,7 +86,7 @@ struct part {
 static int build_part(const struct xg_prompt_manifest *m, const struct xg_prompt_section *s,
 		      char *full, struct part *p, jv *notices)
 {
-	size_t len = trim_end(full, strlen(full)), all = chars_of(full, len);
+	size_t len = trim_end(full, strlen(full)), all = xg_prompt_chars(full, len);
 
 	p->s = s;
 	if (all > s->budget && !strcmp(s->name, "reporting")) {
@@ -161,8 +165,17 @@ int xg_prompt_compile(const struct xg_prompt_manifest *m, const struct xg_prompt
 			}
 			free(p.text);
 		}
-		if (pass == 0)
-			xg_sha256_hex_of(sys.buf, sys.len, sha);
+		if (pass)
+			continue;
+		xg_sha256_hex_of(sys.buf, sys.len, sha);
+		/* The project's instructions follow the stable prefix, outside
+		 * it, so that prefix is the same in every project. */
+		if (t->project && t->project->text) {
+			if (sys.len)
+				xg_buf_addstr(&sys, "\n\n");
+			xg_buf_add(&sys, t->project->text, t->project->len);
+			sections = jv_array_append(sections, jv_copy(t->project->entry));
+		}
 	}
 	jv_free(vars);
 	if (rc) {

@@ -16,7 +16,7 @@ struct filter {
 	const struct xg_prompt_request *flags;
 	struct xg_rec_writer *w;
 	int text_only;
-	char *mode, *req_model, *model, *variant, *conv;
+	char *mode, *req_model, *model, *variant, *conv, *cwd;
 	int have_request, served, packs;
 	int rc;			/* the first pack that did not compile */
 };
@@ -40,11 +40,12 @@ static char *dup_or_null(const char *s)
 }
 
 /* A request's mode, variant and conversation are checked here, where the
- * line is known. */
+ * line is known; its cwd (the workspace whose project instructions the
+ * pack carries) is checked to be a string. */
 static void take_request(struct filter *f, const struct xg_rec *rec)
 {
 	const char *mode = field(rec, "mode"), *variant = field(rec, "variant");
-	const char *conv = field(rec, "conversation");
+	const char *conv = field(rec, "conversation"), *cwd = field(rec, "cwd");
 	const char *at = variant ? strchr(variant, '@') : NULL;
 	char *name = variant ? xg_strndup(variant, at ? (size_t)(at - variant) : strlen(variant)) :
 		     NULL;
@@ -64,9 +65,11 @@ static void take_request(struct filter *f, const struct xg_rec *rec)
 	free(f->mode);
 	free(f->variant);
 	free(f->conv);
+	free(f->cwd);
 	f->mode = dup_or_null(mode);
 	f->variant = dup_or_null(variant);
 	f->conv = dup_or_null(conv);
+	f->cwd = dup_or_null(cwd);
 	free(f->req_model);
 	f->req_model = dup_or_null(field(rec, "model"));
 	f->have_request = 1;
@@ -86,6 +89,7 @@ static int compile_now(struct filter *f, jv *pack, jv *notices)
 	if (!rq.variant)
 		rq.variant = f->variant;
 	rq.conversation = f->conv;
+	rq.cwd = f->cwd;
 	*notices = jv_array();
 	f->served = 1;
 	f->packs++;
@@ -191,5 +195,6 @@ int xg_prompt_filter(const struct xg_prompt_request *flags, int text_only,
 	free(f.model);
 	free(f.variant);
 	free(f.conv);
+	free(f.cwd);
 	return rc;
 }

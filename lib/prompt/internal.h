@@ -3,11 +3,15 @@
 /*
  * Private to lib/prompt/: nothing outside the folder includes this header.
  *
- * What the store (variant.c) tells the verbs (verbs.c) about its layout, so
- * that listing variants and versions needs no path of its own.  Lists of
+ * How compile.c counts characters, for project.c; and what the store
+ * (variant.c) tells the verbs (verbs.c) about its layout, so that listing
+ * variants and versions needs no path of its own.  Lists of
  * names are sorted, NULL-terminated, and freed with xg_variant_strings_free.
  */
 #include <stddef.h>
+
+/* The characters (code points) in p[0..n), which is valid UTF-8. */
+size_t xg_prompt_chars(const char *p, size_t n);
 
 /* Whether name is the shipped, read-only variant. */
 int xg_variant_is_default(const char *name);

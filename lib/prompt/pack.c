@@ -2,8 +2,11 @@
  * A pack for a request, the top of the prompt folder: which version to
  * compile (the request's NAME@VERSION, else the conversation's selection,
  * else the variant's head), loaded from the store (variant.c), compiled
- * (compile.c), with the notices a person should see about that version,
- * and pinned to a conversation that has no version yet.
+ * (compile.c) with the workspace's project instructions (project.c), with
+ * the notices a person should see about that version; then recorded in
+ * the conversation: pinned when it has no version yet, and moved when the
+ * request named another one, which is the person's pick (ADR-0065: only
+ * the person moves a conversation, and its file shows where it did).
  */
 #include "xg.h"
 #include "prompt/prompt.h"
@@ -13,8 +16,8 @@
 struct pick {
 	char *name, *version;	/* version NULL: the head */
 	char *head;
-	int from_conversation;	/* the conversation's selection */
-	int pin;		/* the conversation has no selection yet */
+	char *selected;		/* the conversation's selection, NULL for none */
+	int from_conversation;	/* compiling the conversation's selection */
 };
 
 static void pick_release(struct pick *pk)
@@ -22,6 +25,7 @@ static void pick_release(struct pick *pk)
 	free(pk->name);
 	free(pk->version);
 	free(pk->head);
+	free(pk->selected);
 }
 
 /*
@@ -39,7 +43,6 @@ static int pick_version(const struct xg_prompt_request *rq, struct pick *pk)
 		return rc;
 	if (rq->conversation && (rc = xg_variant_selected(rq->conversation, &sel)))
 		return rc;
-	pk->pin = rq->conversation && !sel;
 	if (!pk->version && sel) {
 		char *n, *v;
 
@@ -61,7 +64,7 @@ static int pick_version(const struct xg_prompt_request *rq, struct pick *pk)
 			free(v);
 		}
 	}
-	free(sel);
+	pk->selected = sel;
 	if (!pk->name)
 		pk->name = xg_strdup(XG_VARIANT_DEFAULT);
 	return rc;
@@ -71,6 +74,40 @@ static void add_notice(jv *notices, char *text)
 {
 	*notices = jv_array_append(*notices, xg_prompt_notice(text));
 	free(text);
+}
+
+/*
+ * Records the version compiled in the conversation when it is not the
+ * selection.  A version the request named is the person's pick (reason
+ * "requested"), for this run and the next ones, with a notice when the
+ * conversation was already going; else it is the first compile's pin.
+ */
+static int record_version(const struct xg_prompt_request *rq, const struct pick *pk,
+			  jv *notices)
+{
+	char *ref;
+	int rc, existed;
+
+	if (!rq->conversation || pk->from_conversation)
+		return 0;
+	ref = xg_asprintf("%s@%s", pk->name, pk->version);
+	if (pk->selected && !strcmp(ref, pk->selected)) {
+		free(ref);
+		return 0;
+	}
+	existed = xg_conv_exists(rq->conversation);
+	rc = xg_variant_select(rq->conversation, ref, rq->variant ? "requested" : "first compile",
+			       NULL);
+	if (!rc && rq->variant && pk->selected)
+		add_notice(notices, xg_asprintf("conversation '%s' moves from %s to %s, as the "
+						"request asks; its later runs stay on %s",
+						rq->conversation, pk->selected, ref, ref));
+	else if (!rc && rq->variant && existed)
+		add_notice(notices, xg_asprintf("conversation '%s' is now on %s, as the request "
+						"asks; its later runs stay on %s",
+						rq->conversation, ref, ref));
+	free(ref);
+	return rc;
 }
 
 /* The notices about the version itself: a head that moved since the
@@ -100,13 +137,16 @@ int xg_prompt_pack(const struct xg_prompt_request *rq, jv *pack, jv *notices)
 {
 	struct xg_prompt_manifest m;
 	struct xg_prompt_target t;
+	struct xg_prompt_project pj;
 	struct pick pk;
-	char *loaded = NULL, *ref = NULL;
+	char *loaded = NULL;
 	const char *mode = rq->mode ? rq->mode : "normal";
 	int rc;
 
 	*pack = jv_invalid();
 	memset(&m, 0, sizeof(m));
+	memset(&pj, 0, sizeof(pj));
+	pj.entry = jv_invalid();
 	if (!xg_conv_mode_valid(mode)) {
 		xg_error("'%s' " XG_CONV_MODE_BAD, mode);
 		return XG_EX_DATAERR;
@@ -131,20 +171,20 @@ int xg_prompt_pack(const struct xg_prompt_request *rq, jv *pack, jv *notices)
 	t.version = pk.version;
 	t.model = rq->model;
 	t.mode = mode;
+	/* Read once, here: every request of the run carries this text. */
+	xg_prompt_project_read(rq->cwd, &pj, notices);
+	t.project = &pj;
 	if ((rc = xg_prompt_compile(&m, &t, pack, notices)))
 		goto out;
-	/* Pin only a version that compiled, so a broken one is not recorded. */
-	if (pk.pin) {
-		ref = xg_asprintf("%s@%s", pk.name, pk.version);
-		rc = xg_variant_select(rq->conversation, ref, "first compile", NULL);
-	}
+	/* Record only a version that compiled, so a broken one is not. */
+	rc = record_version(rq, &pk, notices);
 out:
 	if (rc) {
 		jv_free(*pack);
 		*pack = jv_invalid();
 	}
 	xg_prompt_manifest_release(&m);
+	xg_prompt_project_release(&pj);
 	pick_release(&pk);
-	free(ref);
 	return rc;
 }

@@ -11,6 +11,7 @@
  *   verbs.c     the records xg-prompt-compile's verbs write
  *   variant.c   the variant store: names, HEAD, versions, save, selection
  *   compile.c   a loaded variant compiled into a pack record
+ *   project.c   the project instructions: AGENTS.md files found and fitted
  *   manifest.c  a variant's files read and checked; the version id
  *   template.c  placeholders filled in
  */
@@ -35,8 +36,9 @@ struct xg_rec_writer;
  * ...).  Blank lines and lines starting with '#' are comments.
  *
  * The system prompt is the stable sections in manifest order (the stable
- * prefix, whose SHA-256 is the pack's stable_sha256), then the dynamic
- * sections of the mode, joined by blank lines.  A section over its budget is
+ * prefix, whose SHA-256 is the pack's stable_sha256), then the project
+ * instructions when there are any, then the dynamic sections of the mode,
+ * joined by blank lines.  A section over its budget is
  * cut at the last paragraph boundary that fits, with a notice; "reporting"
  * is never cut, and going over its budget is a configuration error.
  *
@@ -89,12 +91,38 @@ const struct xg_prompt_section *xg_prompt_section_find(const struct xg_prompt_ma
 #define XG_PROMPT_VERSION_LEN 12
 void xg_prompt_version_id(const struct xg_prompt_manifest *m, char out[XG_PROMPT_VERSION_LEN + 1]);
 
+/*
+ * Project instructions (man 1 xg-prompt-compile): the person's own
+ * AGENTS.md (xg_path_config), then those of the git work tree holding the
+ * workspace from its top down to the workspace (outside one, the
+ * workspace's own), each headed by its path relative to the workspace, in
+ * one section "project" of at most XG_PROMPT_PROJECT_BUDGET characters,
+ * cut with a notice.  It goes right after the stable prefix.
+ */
+#define XG_PROMPT_PROJECT_BUDGET 32768
+
+struct xg_prompt_project {
+	char *text;		/* the section, NULL when no file has text */
+	size_t len;
+	jv entry;		/* its sections[] entry, with its files[] */
+};
+
+/*
+ * Reads the instructions for the workspace cwd (NULL: the current
+ * directory) into *pj.  It does not fail: a file that cannot be read, is
+ * not a regular file or was cut, and a cwd that is not a directory, each
+ * add a notice to *notices.
+ */
+void xg_prompt_project_read(const char *cwd, struct xg_prompt_project *pj, jv *notices);
+void xg_prompt_project_release(struct xg_prompt_project *pj);
+
 /* What a pack is compiled for. */
 struct xg_prompt_target {
 	const char *variant;
 	const char *version;
 	const char *model;	/* NULL when unknown */
 	const char *mode;	/* a mode name: "normal", "plan", ... */
+	const struct xg_prompt_project *project;	/* NULL: none */
 };
 
 /*
@@ -209,6 +237,7 @@ struct xg_prompt_request {
 	const char *model;	/* NULL when unknown */
 	const char *mode;	/* NULL means "normal" */
 	const char *conversation;	/* NULL for none */
+	const char *cwd;	/* the workspace; NULL: the current directory */
 };
 int xg_prompt_pack(const struct xg_prompt_request *rq, jv *pack, jv *notices);
 

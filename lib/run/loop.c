@@ -180,10 +180,10 @@ static char *repair_text(const struct run *r, const char *problems)
 {
 	jv tmpl = xg_json_get_peek(xg_json_get_peek(r->pack, "templates"), "plan-repair");
 	jv vars = jv_object();
-	char *esc = xg_prompt_escape_data(problems), *out;
+	char *out;
 
-	vars = xg_json_set(vars, "problems", jv_string(esc));
-	free(esc);
+	/* The classifier's words, not a person's data: they go in as written. */
+	vars = xg_json_set(vars, "problems", jv_string(problems));
 	if (jv_get_kind(tmpl) == JV_KIND_STRING)
 		out = xg_prompt_render_peek(jv_string_value(tmpl),
 				       (size_t)jv_string_length_bytes(jv_copy(tmpl)), vars);

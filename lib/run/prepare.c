@@ -139,6 +139,7 @@ static int compile_pack(struct run *r)
 	rq.model = xg_json_string_peek(r->model, "id");
 	rq.mode = r->mode;
 	rq.conversation = r->conv;
+	rq.cwd = r->cwd;
 	rc = xg_prompt_pack(&rq, &pack, &notices);
 	write_records(r, notices);
 	if (rc)
