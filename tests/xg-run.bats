@@ -890,12 +890,18 @@ closed_port() {
 		[ "$(recs plan | jq -r .outcome | tr '\n' ' ')" = "invalid plan_ready " ]
 		[ "$(recs message | jq -r 'select(.role == "user") | .kind' | tr '\n' ' ')" = "null plan-repair " ]
 		fake_log 'import json; assert "could not be read as written: The &lt;proposed_plan&gt; tag on line 1 opens a block that is never closed.\\n" in json.dumps(log[1]["body"])'
-		# Invalid twice: the repair keeps the gate and is not repeated.
+		# Invalid twice: the repair keeps the gate and is not repeated; the
+		# run is completed, but no plan came of it: exit 1, and why.
 		xgrun --mode plan "unrepairable"
-		assert_success
+		assert_failure 1
+		assert_framed
 		[ "$(recs plan | jq -r .outcome | tr '\n' ' ')" = "invalid invalid " ]
 		[ ! -e r.txt ]
 		[ "$(end_field .status)" = completed ]
+		[ "$(end_field .exit)" = 1 ]
+		[ "$(end_field .stop)" = null ]
+		[[ "$(end_field .reason)" == "the reply could not be read as a plan, even after its repair: "*"plan_blocked"* ]]
+		[ "$(recs message | jq -r 'select(.role == "user") | .kind' | tr '\n' ' ')" = "null plan-repair " ]
 		fake_log 'assert len(log) == 5, len(log)'
 	done
 }
