@@ -160,6 +160,29 @@ print(u['input'], u['cached_input'], u['output'])" "$output"
 	assert_line '{"type":"usage","input":50,"cached_input":30,"cache_write":0,"output":9,"reasoning":0}'
 }
 
+@test "a chat stream that ends with [DONE] but no finish_reason is truncated, and retried" {
+	fake_provider_start <<<'{"text":"The first half","chunk":5,"finish_reason":false}
+{"text":"The whole reply."}'
+	run xg-test provider openai-chat "$FAKE_URL" < <(simple)
+	assert_success
+	[ "$(events retry reason <<<"$output")" = truncated ]
+	[ "$(events retry partial <<<"$output")" = true ]
+	[ "$(events retry message <<<"$output")" = "the provider's stream ended with [DONE] but no finish_reason" ]
+	# What the first attempt gave is dropped; the second is the reply.
+	[ "$(sed -n '/"type":"retry"/,$p' <<<"$output" | tail -n +2 | text_of)" = "The whole reply." ]
+	assert_line '{"type":"finish","reason":"stop"}'
+	# Past the retries it is a truncated reply, never a finished one, in
+	# llama.cpp's dialect too.
+	fake_provider_stop
+	fake_provider_start <<<'{"text":"half","dialect":"llama.cpp","finish_reason":false,"repeat":3}'
+	XG_RETRY=attempts=2,base=1,cap=5 run xg-test provider openai-chat "$FAKE_URL" < <(simple)
+	[ "$status" -eq 69 ]
+	refute_line --partial '"type":"finish"'
+	assert_line --partial '{"type":"error","class":"truncated",'
+	run fake_log 'print(len(log))'
+	assert_output 3
+}
+
 @test "a chat stream without [DONE] is complete once its finish reason came" {
 	fake_provider_start <<<'{"text":"fine","done":false}'
 	run xg-test provider openai-chat "$FAKE_URL" < <(simple)
@@ -236,7 +259,7 @@ print(same and len(a[key]) < len(b[key]) and json.dumps(b[key][:len(a[key])]) ==
 {"text":"after the wait"}'
 	run xg-test provider openai-chat "$FAKE_URL" < <(simple)
 	assert_success
-	assert_line --index 0 '{"type":"retry","attempt":1,"of":8,"delay_ms":1000,"reason":"rate_limit","message":"HTTP 429: Rate limit reached","partial":false}'
+	assert_line --index 0 "{\"type\":\"retry\",\"attempt\":1,\"of\":8,\"delay_ms\":1000,\"reason\":\"rate_limit\",\"message\":\"HTTP 429: Rate limit reached\",\"partial\":false,\"provider\":\"openai-chat\",\"host\":\"127.0.0.1:$FAKE_PORT\"}"
 	[ "$(text_of <<<"$output")" = "after the wait" ]
 }
 
@@ -329,7 +352,7 @@ for got, base in zip(d, want):
 	fake_provider_start <<<'{"status":502,"body":"<html>bad gateway</html>","content_type":"text/html","repeat":20}'
 	run xg-test provider openai-chat "$FAKE_URL" < <(simple)
 	[ "$status" -eq 69 ]
-	assert_line --index 7 '{"type":"retry","attempt":8,"of":8,"delay_ms":5,"reason":"server","message":"HTTP 502: <html>bad gateway</html>","partial":false}'
+	assert_line --index 7 "{\"type\":\"retry\",\"attempt\":8,\"of\":8,\"delay_ms\":5,\"reason\":\"server\",\"message\":\"HTTP 502: <html>bad gateway</html>\",\"partial\":false,\"provider\":\"openai-chat\",\"host\":\"127.0.0.1:$FAKE_PORT\"}"
 	assert_line --index 8 '{"type":"error","class":"server","message":"HTTP 502: <html>bad gateway</html>","status":502,"transient":true,"exit":69}'
 	run events retry attempt <<<"$output"
 	assert_output "$(seq 1 8)"
@@ -465,13 +488,56 @@ STEPS
 	assert_output 1
 }
 
-@test "a refused connection is a network error, retried" {
-	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	export XG_RETRY=attempts=2,base=1,cap=2
-	run xg-test provider openai-chat "http://127.0.0.1:$port/v1" < <(simple)
+# A port nothing listens on: bound, then closed.
+closed_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+@test "a connection refused on this machine gets two quick retries, then exit 69 naming the URL" {
+	port=$(closed_port)
+	export XG_RETRY=attempts=8,base=1,cap=20
+	run xg-test provider --name llamacpp openai-chat "http://user:pw-51c9@127.0.0.1:$port/v1?key=q-77e2" < <(simple)
 	[ "$status" -eq 69 ]
-	run events retry reason <<<"$output"
-	assert_output "$(printf 'network\nnetwork')"
+	[ "$(events retry attempt <<<"$output" | tr '\n' ' ')" = "1 2 " ]
+	[ "$(events retry of <<<"$output" | tr '\n' ' ')" = "2 2 " ]
+	[ "$(events retry reason <<<"$output" | sort -u)" = network ]
+	[ "$(events retry provider <<<"$output" | sort -u)" = llamacpp ]
+	[ "$(events retry host <<<"$output" | sort -u)" = "127.0.0.1:$port" ]
+	[ "$(events error message <<<"$output")" = "http://127.0.0.1:$port/v1 refused the connection: is the server running?" ]
+	# The user info and the query are not shown: they can hold secrets.
+	[[ "$output" != *pw-51c9* && "$output" != *q-77e2* ]]
+	# The policy's own waits: 250 ms, then 500 ms, under a second in all.
+	unset XG_RETRY
+	run xg-test provider openai-chat "http://localhost:$port/v1" < <(simple)
+	[ "$status" -eq 69 ]
+	run events retry delay_ms <<<"$output"
+	assert_output "$(printf '250\n500')"
+	# XG_RETRY still has the last word: fewer retries, shorter waits.
+	XG_RETRY=attempts=1,cap=3 run xg-test provider openai-chat "http://[::1]:$port/v1" < <(simple)
+	[ "$status" -eq 69 ]
+	run events retry delay_ms <<<"$output"
+	assert_output 3
+	XG_RETRY=off run xg-test provider openai-chat "http://127.0.0.1:$port/v1" < <(simple)
+	[ "$status" -eq 69 ]
+	refute_line --partial '"type":"retry"'
+}
+
+@test "loopback, private and link-local addresses are near; other hosts are not" {
+	run xg-test provider --where 127.0.0.1 127.9.8.7 ::1 '[::1]' localhost LocalHost. api.localhost \
+		0.0.0.0 :: 10.0.0.1 10.255.255.255 172.16.0.1 172.31.255.254 192.168.1.20 \
+		fc00::1 fd12:3456::7 169.254.10.1 fe80::1 'fe80::1%eth0' ::ffff:192.168.0.9
+	assert_success
+	[ "$(jq -r .near <<<"$output" | sort -u)" = true ]
+	run xg-test provider --where 8.8.8.8 11.0.0.1 172.15.255.255 172.32.0.1 192.169.0.1 \
+		169.255.0.1 100.64.0.1 2001:db8::1 fec0::1 ::2 ::ffff:8.8.8.8 api.openai.com \
+		notlocalhost localhost.example.com gpu1
+	assert_success
+	[ "$(jq -r .near <<<"$output" | sort -u)" = false ]
+	# What messages name of a base URL: the host with its port, and the URL
+	# without user info, query or fragment.
+	run xg-test provider --where 'http://me:secret@[::1]:8080/v1?key=k#top' https://api.openai.com/v1
+	assert_line --index 0 '{"host":"[::1]:8080","hostname":"::1","shown":"http://[::1]:8080/v1","near":true}'
+	assert_line --index 1 '{"host":"api.openai.com","hostname":"api.openai.com","shown":"https://api.openai.com/v1","near":false}'
 }
 
 @test "XG_RETRY=off makes one attempt, and a malformed XG_RETRY is warned about and ignored" {

@@ -634,6 +634,89 @@ PY
 	done
 }
 
+@test "retry records and a provider's failure name the provider and its host, and xg shows them" {
+	serve openai-chat <<-'EOF'
+	{"status": 500, "body": {"error": {"message": "boom"}}, "repeat": 3}
+	EOF
+	XG_RETRY="attempts=2,base=1,cap=5" xgrun "fail"
+	assert_failure 69
+	[ "$(recs retry | jq -r '"\(.provider) \(.host)"' | sort -u)" = "fake 127.0.0.1:$FAKE_PORT" ]
+	want="provider 'fake' (127.0.0.1:$FAKE_PORT): server: HTTP 500: boom"
+	[ "$(end_field .reason)" = "$want" ]
+	[[ "$stderr" == *"xg-run: $want"* ]]
+	run xg-test render <<<"$output"
+	assert_line --regexp "^retry 1 of 2 in [0-9]+ ms: provider 'fake' \(127\.0\.0\.1:$FAKE_PORT\): server\$"
+	assert_line --regexp "^retry 2 of 2 in [0-9]+ ms: provider 'fake' \(127\.0\.0\.1:$FAKE_PORT\): server\$"
+	assert_line --partial "xg: failed: $want"
+}
+
+# A port nothing listens on: bound, then closed.
+closed_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+@test "a connection refused by a server on this machine ends the run within a second, naming the provider and its URL" {
+	port=$(closed_port)
+	FAKE_URL="http://127.0.0.1:$port/v1" fake_catalog openai-chat
+	# The policy would retry eight times; a refusal nearby gets two.
+	XG_RETRY="attempts=8,base=1,cap=5" xgrun "hello"
+	assert_failure 69
+	assert_framed
+	[ "$(recs retry | wc -l)" = 2 ]
+	[ "$(recs retry | jq -r '"\(.of) \(.reason) \(.provider) \(.host)"' | sort -u)" = "2 network fake 127.0.0.1:$port" ]
+	want="provider 'fake' (127.0.0.1:$port): network: http://127.0.0.1:$port/v1 refused the connection: is the server running?"
+	[ "$(end_field .status)" = failed ]
+	[ "$(end_field .reason)" = "$want" ]
+	[[ "$stderr" == *"xg-run: $want"* ]]
+	# With the default policy the two waits come to less than a second.
+	xgrun "hello again"
+	assert_failure 69
+	[ "$(recs retry | jq -s 'map(.delay_ms) | "\(length) \(add)"' -r)" = "2 750" ]
+}
+
+@test "a chat reply that ends with [DONE] but no finish_reason is retried, never taken as complete" {
+	serve openai-chat <<-'EOF'
+	{"text": "The first half", "finish_reason": false}
+	{"text": "The whole reply."}
+	EOF
+	XG_RETRY="base=1,cap=5" xgrun "answer"
+	assert_success
+	[ "$(end_field .status)" = completed ]
+	[ "$(end_field .reply)" = "The whole reply." ]
+	[ "$(recs retry | jq -r '"\(.reason) \(.partial)"')" = "truncated true" ]
+	[ "$(recs message | jq -r 'select(.role == "assistant") | .text')" = "The whole reply." ]
+	# Past its retries it is a failure, and no partial reply is kept.
+	serve openai-chat <<-'EOF'
+	{"text": "The first half", "finish_reason": false, "repeat": 3}
+	EOF
+	XG_RETRY="attempts=2,base=1,cap=5" xgrun "answer"
+	assert_failure 69
+	assert_framed
+	[ "$(end_field .status)" = failed ]
+	[ "$(end_field .reply)" = null ]
+	[[ "$(end_field .reason)" == *": truncated: the provider's stream ended with [DONE] but no finish_reason" ]]
+	[ -z "$(recs message | jq -r 'select(.role == "assistant")')" ]
+	conv=$(recs run_start | jq -r .conversation)
+	[ "$(jq -r 'select(.type == "message") | .role' "$CONVS/$conv.jsonl")" = user ]
+}
+
+@test "a provider's context overflow is exit 65 at once, in each wire kind" {
+	for kind in $KINDS; do
+		serve "$kind" <<-'EOF'
+		{"status": 400, "body": {"error": {"message": "This model's maximum context length is 128000 tokens.", "type": "invalid_request_error", "code": "context_length_exceeded"}}}
+		{"text": "never"}
+		EOF
+		XG_RETRY="base=1,cap=5" xgrun "too long"
+		assert_failure 65
+		assert_framed
+		[ -z "$(recs retry)" ]
+		[ "$(end_field .status)" = failed ]
+		[ "$(end_field .exit)" = 65 ]
+		[[ "$(end_field .reason)" == "provider 'fake' (127.0.0.1:$FAKE_PORT): context_overflow: HTTP 400: "* ]]
+		fake_log 'assert len(log) == 1, len(log)'
+	done
+}
+
 @test "a rate limit past its retries is exit 75" {
 	serve openai-responses <<-'EOF'
 	{"status": 429, "body": {"error": {"message": "slow down", "type": "rate_limit_exceeded"}}, "repeat": 2}
@@ -808,12 +891,18 @@ PY
 		[ "$(recs message | jq -r 'select(.role == "user") | .kind' | tr '\n' ' ')" = "null plan-repair " ]
 		# The classifier's words go in as written: the model reads the tag's name.
 		fake_log 'import json; b = json.dumps(log[1]["body"]); assert "could not be read as written: The <proposed_plan> tag on line 1 opens a block that is never closed.\\n" in b, b; assert "&lt;" not in b'
-		# Invalid twice: the repair keeps the gate and is not repeated.
+		# Invalid twice: the repair keeps the gate and is not repeated; the
+		# run is completed, but no plan came of it: exit 1, and why.
 		xgrun --mode plan "unrepairable"
-		assert_success
+		assert_failure 1
+		assert_framed
 		[ "$(recs plan | jq -r .outcome | tr '\n' ' ')" = "invalid invalid " ]
 		[ ! -e r.txt ]
 		[ "$(end_field .status)" = completed ]
+		[ "$(end_field .exit)" = 1 ]
+		[ "$(end_field .stop)" = null ]
+		[[ "$(end_field .reason)" == "the reply could not be read as a plan, even after its repair: "*"plan_blocked"* ]]
+		[ "$(recs message | jq -r 'select(.role == "user") | .kind' | tr '\n' ' ')" = "null plan-repair " ]
 		fake_log 'assert len(log) == 5, len(log)'
 	done
 }

@@ -222,6 +222,8 @@ static void render_retry(struct xg_render *r, jv rec, struct xg_buf *out)
 	long long attempt = 0, of = 0;
 	double delay = 0;
 	const char *reason = xg_json_string_peek(rec, "reason");
+	const char *provider = xg_json_string_peek(rec, "provider");
+	const char *host = xg_json_string_peek(rec, "host");
 
 	xg_json_int_peek(rec, "attempt", &attempt);
 	xg_json_int_peek(rec, "of", &of);
@@ -229,6 +231,17 @@ static void render_retry(struct xg_render *r, jv rec, struct xg_buf *out)
 	start_line(r, out);
 	xg_buf_addf(out, "retry %lld of %lld in ", attempt, of);
 	add_duration(out, delay);
+	/* "provider 'NAME' (HOST)", as xg-run's messages name it. */
+	if (provider) {
+		xg_buf_addstr(out, ": provider '");
+		add_short(out, provider, SUMMARY_MAX);
+		xg_buf_addch(out, '\'');
+	}
+	if (provider && host) {
+		xg_buf_addstr(out, " (");
+		add_short(out, host, SUMMARY_MAX);
+		xg_buf_addch(out, ')');
+	}
 	if (reason) {
 		xg_buf_addstr(out, ": ");
 		add_short(out, reason, SUMMARY_MAX);

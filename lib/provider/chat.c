@@ -13,6 +13,12 @@
  * integers; tool-call ids need not start with "call_"; a call may come
  * whole in one chunk, several in one chunk, or in fragments keyed by
  * index; after an error inside the stream no [DONE] follows.
+ *
+ * A reply is complete once its finish_reason came, with or without the
+ * [DONE] after it; every server sends one (llama.cpp and Ollama too).  A
+ * [DONE] without it ends a reply that was cut short somewhere (a proxy
+ * that closes the stream for the server, a server that gave up), so it is
+ * a truncated stream, as one that stops before [DONE] is.
  */
 #include "xg.h"
 #include "provider/internal.h"
@@ -145,6 +151,14 @@ static int chat_finish(struct xg_provider_decoder *d)
 	return xg_decoder_finish(d, reason);
 }
 
+static int done_without_finish(struct xg_provider_decoder *d)
+{
+	d->failed = 1;
+	xg_provider_error_set(&d->err, "truncated",
+			      "the provider's stream ended with [DONE] but no finish_reason");
+	return -1;
+}
+
 static int add_args_peek(struct xg_provider_decoder *d, struct xg_buf *b, jv v)
 {
 	jv text;
@@ -231,7 +245,7 @@ static int chat_event(struct xg_provider_decoder *d, const struct xg_sse_event *
 	int rc = 0;
 
 	if (ev->data_len == 6 && !memcmp(ev->data, "[DONE]", 6))
-		return chat_finish(d);
+		return d->finish ? chat_finish(d) : done_without_finish(d);
 	chunk = xg_decoder_parse(d, ev, "a chunk");
 	if (!jv_is_valid(chunk))
 		return -1;
@@ -268,7 +282,8 @@ static int chat_event(struct xg_provider_decoder *d, const struct xg_sse_event *
 }
 
 /* Some servers end without [DONE] (or close before it); a stream that gave
- * its finish_reason is complete all the same. */
+ * its finish_reason is complete all the same, and one that did not is
+ * truncated (decoder.c says so). */
 static int chat_eof(struct xg_provider_decoder *d)
 {
 	if (!d->finish)

@@ -20,11 +20,27 @@ enum attempt {
 	ATTEMPT_STOPPED		/* the callback stopped the request */
 };
 
+/* What messages name of the provider's base URL (its first n bytes). */
+static void set_where(struct xg_provider *p, const char *base, size_t n, const char *key)
+{
+	struct xg_buf redacted = XG_BUF_INIT(0);
+	char *trimmed = xg_strndup(base, n), *shown = xg_http_url_shown(trimmed);
+
+	p->host = xg_http_url_host(trimmed, 1);
+	p->hostname = xg_http_url_host(trimmed, 0);
+	/* A key in the base URL's path is as secret as one in a header. */
+	xg_http_redact(shown, strlen(shown), key, &redacted);
+	p->shown_url = xg_buf_detach(&redacted, NULL);
+	free(trimmed);
+	free(shown);
+}
+
 struct xg_provider *xg_provider_new(jv config, const char *key, char *err, size_t errlen)
 {
 	const char *kind = xg_json_string_peek(config, "kind");
 	const char *base = xg_json_string_peek(config, "base_url");
 	const char *dialect = xg_json_string_peek(config, "dialect");
+	const char *name = xg_json_string_peek(config, "name");
 	const char *trace = getenv("XG_TRACE");
 	const struct xg_wire *w = xg_wire_find(kind);
 	struct xg_provider *p;
@@ -47,6 +63,8 @@ struct xg_provider *xg_provider_new(jv config, const char *key, char *err, size_
 	while (n && base[n - 1] == '/')
 		n--;
 	p->url = xg_asprintf("%.*s%s", (int)n, base, w->path);
+	p->name = name && *name ? name : w->name;
+	set_where(p, base, n, key);
 	p->key = key && *key ? xg_strdup(key) : NULL;
 	if (dialect && *dialect)
 		p->dialect = dialect;
@@ -79,6 +97,9 @@ void xg_provider_free(struct xg_provider *p)
 		explicit_bzero(p->key, strlen(p->key));
 	free(p->key);
 	free(p->url);
+	free(p->host);
+	free(p->hostname);
+	free(p->shown_url);
 	free(p);
 }
 
@@ -145,6 +166,18 @@ static int feed_decoder(void *ctx, const char *buf, size_t n)
 	return xg_provider_decoder_feed(ctx, buf, n) < 0;
 }
 
+/*
+ * Whether the connection was refused by a near address (this machine's or
+ * its network's): the address libcurl tried, or, when it tells none, the
+ * base URL's host as written.
+ */
+static bool refused_near(const struct xg_provider *p, const struct xg_http_response *r)
+{
+	if (r->curl_code != 7 || r->os_errno != ECONNREFUSED)	/* CURLE_COULDNT_CONNECT */
+		return false;
+	return xg_http_address_is_local(r->primary_ip[0] ? r->primary_ip : p->hostname);
+}
+
 /* The error of a transfer that ended without a whole response. */
 static void transfer_error(const struct xg_provider *p, const struct xg_provider_decoder *d,
 			   const struct xg_http_response *r, struct xg_provider_error *e)
@@ -156,7 +189,11 @@ static void transfer_error(const struct xg_provider *p, const struct xg_provider
 	else if (r->idle_timeout)
 		xg_provider_error_set(e, "timeout", "no bytes from the provider for %ld ms",
 				      p->http.idle_ms);
-	else
+	else if (refused_near(p, r)) {
+		xg_provider_error_set(e, "network", "%s refused the connection: is the server running?",
+				      p->shown_url);
+		e->refused_near = 1;
+	} else
 		xg_provider_error_set(e, r->curl_code == 60 || r->curl_code == 35 ? "tls" : "network",
 				      "%s", r->error);
 }

@@ -342,10 +342,13 @@ static void set_options(struct xg_http *h, const char *url, struct curl_slist *h
 	}
 }
 
-static void fill_timings(struct xg_http *h, struct xg_http_response *r)
+/* What libcurl knows of the transfer once it is over: its timings, the
+ * connections it opened, and where it connected (or failed to). */
+static void fill_info(struct xg_http *h, struct xg_http_response *r)
 {
 	curl_off_t t;
 	long n;
+	char *ip = NULL;
 
 	if (!curl_easy_getinfo(h->easy, CURLINFO_PRETRANSFER_TIME_T, &t))
 		r->pretransfer_us = t;
@@ -355,6 +358,10 @@ static void fill_timings(struct xg_http *h, struct xg_http_response *r)
 		r->new_connections = n;
 	if (!r->status)
 		curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &r->status);
+	if (!curl_easy_getinfo(h->easy, CURLINFO_OS_ERRNO, &n))
+		r->os_errno = n;
+	if (!curl_easy_getinfo(h->easy, CURLINFO_PRIMARY_IP, &ip) && ip)
+		snprintf(r->primary_ip, sizeof(r->primary_ip), "%s", ip);
 }
 
 /* Drives the transfer set up on h to its end: 0 when a response came
@@ -426,7 +433,7 @@ int xg_http_post(struct xg_http *h, const char *url, const char *const *headers,
 	set_options(h, url, hdrs, body, len);
 	curl_multi_add_handle(h->multi, h->easy);
 	rc = transfer(h, resp);
-	fill_timings(h, resp);
+	fill_info(h, resp);
 	curl_multi_remove_handle(h->multi, h->easy);
 	/* The key is in these lines: wipe them before they go back. */
 	for (tmp = hdrs; tmp; tmp = tmp->next)

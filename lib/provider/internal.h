@@ -16,6 +16,8 @@
  *                kinds deliver events with
  *   retry.c      the retry policy, its backoff, and the wait before a retry
  *   errors.c     classifying what went wrong
+ *   address.c    where a provider is: its host, its URL as shown, and
+ *                whether an address is near (for retry.c)
  *   sse.c, http.c
  *
  * The one call up the list is by design, curl's vtls shape: encode.c and

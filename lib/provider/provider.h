@@ -6,6 +6,7 @@
  * public header; provider/internal.h is what the folder's files share, and
  * its top comment maps them.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include "buf.h"
 #include <stddef.h>
@@ -51,6 +52,8 @@ struct xg_http_response {
 	int aborted;			/* the body callback stopped it */
 	int cancelled;			/* given up: wake_fd became readable */
 	char error[256];		/* libcurl's words for curl_code */
+	long os_errno;			/* the system's error of a failed connect; 0 */
+	char primary_ip[64];		/* the address last connected to; "" when none */
 	/* Timings, microseconds from the start of the transfer. */
 	int64_t pretransfer_us;		/* the request is about to be sent */
 	int64_t first_byte_us;		/* the first response byte came */
@@ -104,6 +107,25 @@ int64_t xg_http_parse_retry_after(const char *v, int64_t now_ms);
 /* Parses a rate-limit reset value: a duration such as "644ms", "6s",
  * "1m30s", plain seconds, or an RFC 3339 time.  Milliseconds or -1. */
 int64_t xg_http_parse_reset(const char *v, int64_t now_ms);
+
+/*
+ * The parts of a URL that messages name: its host, with the port when
+ * with_port and the URL gives one ("api.openai.com", "127.0.0.1:8080",
+ * "[::1]:8080"; without the port an IPv6 address loses its brackets), and
+ * the URL as it may be shown, without user info, query or fragment, which
+ * can hold secrets.  Both allocated.
+ */
+char *xg_http_url_host(const char *url, int with_port);
+char *xg_http_url_shown(const char *url);
+/*
+ * Whether host, an IP address (bracketed or not) or a name, is near: this
+ * machine's or its own network's.  Loopback (127.0.0.0/8, ::1, localhost
+ * and the names under it), this host (0.0.0.0, ::), private (10.0.0.0/8,
+ * 172.16.0.0/12, 192.168.0.0/16, fc00::/7) and link-local (169.254.0.0/16,
+ * fe80::/10); an IPv4-mapped IPv6 address counts as its IPv4 one.  Other
+ * names are not near: they are judged by the address they resolve to.
+ */
+bool xg_http_address_is_local(const char *host);
 
 /* Copies s to out (outlen bytes), replacing each occurrence of secret with
  * "<redacted>"; secret may be NULL or empty. */
@@ -184,8 +206,11 @@ int xg_sse_finish(struct xg_sse *p);
  *
  * The provider is a JSON object (from the catalog):
  *   {"kind": "openai-chat", "base_url": "http://127.0.0.1:8080/v1",
- *    "dialect": "llama.cpp", "headers": {"X-Title": "xg"}}
+ *    "dialect": "llama.cpp", "headers": {"X-Title": "xg"},
+ *    "name": "llamacpp"}
  * and the key is passed apart from it, so a provider object can be printed.
+ * "name" is what messages call it (the catalog's name; the kind's when
+ * absent).
  *
  * A request is a JSON object:
  *   {"model": "gpt-5", "system": "...", "system_stable": 1200,
@@ -213,7 +238,14 @@ int xg_sse_finish(struct xg_sse *p);
  */
 
 /* The retry policy; XG_RETRY="attempts=N,base=MS,cap=MS,idle=MS,connect=MS"
- * (or "off") changes it.  See man 7 xg. */
+ * (or "off") changes it.  See man 7 xg.  A connection refused by a near
+ * address (xg_http_address_is_local) is the exception: a server that is
+ * not running there will not start by itself, so it gets at most
+ * XG_PROVIDER_NEAR_RETRIES retries (never more than attempts), waiting
+ * base_ms and then twice that, but no more than 250 ms and 500 ms (nor
+ * than cap_ms). */
+#define XG_PROVIDER_NEAR_RETRIES 2
+
 struct xg_provider_policy {
 	int attempts;		/* retries after the first try: 8 */
 	long base_ms;		/* the first backoff: 2000, doubled each time */
@@ -244,6 +276,8 @@ struct xg_provider_error {
 	int exit_code;		/* XG_EX_* once retries are over */
 	long status;		/* the HTTP status, 0 when none */
 	int64_t retry_after_ms;	/* the server's hint, -1 when none */
+	int refused_near;	/* a near address refused the connection: the
+				 * few quick retries of the policy's exception */
 	char message[512];	/* keys redacted */
 };
 
@@ -262,6 +296,8 @@ jv xg_provider_error_event(const struct xg_provider_error *e);
 
 /* A wait before a retry, reported before it starts. */
 struct xg_provider_retry {
+	const char *provider;	/* the provider's name, and its host (and */
+	const char *host;	/* port), as struct xg_provider has them */
 	int attempt;		/* 1 for the first retry */
 	int of;			/* the most retries there will be */
 	long delay_ms;
@@ -287,6 +323,14 @@ struct xg_provider {
 	jv config;
 	char *url;
 	char *key;
+	/* What messages name: the provider's name (borrowed from config, or
+	 * the kind's), the base URL's host with its port ("127.0.0.1:8080"),
+	 * its host alone, and the base URL as it may be shown
+	 * (xg_http_url_shown). */
+	const char *name;
+	char *host;
+	char *hostname;
+	char *shown_url;
 	const char *dialect;	/* borrowed from config, or a guess */
 	struct xg_provider_policy policy;
 	struct xg_http http;

@@ -135,17 +135,38 @@ static void wait_ms(struct xg_provider *p, long ms)
 			break;
 }
 
+/*
+ * A server that is not running on this machine or its network does not
+ * start by itself within the minutes the policy would wait: a refusal
+ * there gets a few quick retries (for a server that is just restarting),
+ * then the run says so.  A server that is up but still loading answers,
+ * with a 503 say, and that keeps the policy's patience.
+ */
+static long near_delay(const struct xg_provider_policy *pol, int attempt)
+{
+	int shift = attempt > 1 ? 1 : 0;
+	long d = pol->base_ms < 250 ? pol->base_ms << shift : 250L << shift;
+
+	return d < pol->cap_ms ? d : pol->cap_ms;
+}
+
 bool xg_provider_retry_wait(struct xg_provider *p, int attempt,
 			    const struct xg_provider_error *e, size_t delivered,
 			    const struct xg_provider_callbacks *cb)
 {
 	struct xg_provider_retry rr;
+	int most = p->policy.attempts;
 
-	if (!e->transient || attempt >= p->policy.attempts)
+	if (e->refused_near && most > XG_PROVIDER_NEAR_RETRIES)
+		most = XG_PROVIDER_NEAR_RETRIES;
+	if (!e->transient || attempt >= most)
 		return false;
+	rr.provider = p->name;
+	rr.host = p->host;
 	rr.attempt = attempt + 1;
-	rr.of = p->policy.attempts;
-	rr.delay_ms = xg_provider_retry_delay(&p->policy, attempt + 1, e->retry_after_ms, &p->rng);
+	rr.of = most;
+	rr.delay_ms = e->refused_near ? near_delay(&p->policy, attempt + 1) :
+		xg_provider_retry_delay(&p->policy, attempt + 1, e->retry_after_ms, &p->rng);
 	rr.reason = e->class;
 	rr.message = e->message;
 	rr.partial = delivered > 0;

@@ -106,6 +106,8 @@ static void on_retry(void *ctx, const struct xg_provider_retry *rr)
 	xg_run_begin(t->r);
 	if (t->r->rc >= 0)
 		xg_provider_abort(t->r->prov);
+	v = xg_json_set(v, "provider", string_or_null(rr->provider));
+	v = xg_json_set(v, "host", string_or_null(rr->host));
 	v = xg_json_set(v, "attempt", jv_number(rr->attempt));
 	v = xg_json_set(v, "of", jv_number(rr->of));
 	v = xg_json_set(v, "delay_ms", jv_number((double)rr->delay_ms));
@@ -226,7 +228,7 @@ int xg_run_call(struct run *r, struct turn *t)
 	if (r->signal || rc == -1 || r->rc >= 0)
 		return r->rc >= 0 ? r->rc : -1;
 	if (rc)
-		return xg_run_fail(r, rc, "%s: %s", perr.class ? perr.class : "error",
-				   perr.message);
+		return xg_run_fail(r, rc, "provider '%s' (%s): %s: %s", r->prov->name, r->prov->host,
+				   perr.class ? perr.class : "error", perr.message);
 	return settle(r, t);
 }

@@ -202,7 +202,10 @@ static char *repair_text(const struct run *r, const char *problems)
  * A reply that asks for no tool ends the run: completed, or unfinished
  * when it reached the model's output limit.  In plan mode a reply that
  * cannot be read as a plan gets one repair first: 1 when that request is
- * added and the loop goes on, 0 when the run has ended.
+ * added and the loop goes on, 0 when the run has ended.  A repair that is
+ * again unreadable is not asked for again (ADR-0077: one bounded attempt):
+ * the run is completed, since the model ended it, but exits 1, since no
+ * plan came of it, with the problems as its reason.
  */
 static int end_or_repair(struct run *r, const struct turn *t, int *repaired)
 {
@@ -226,8 +229,14 @@ static int end_or_repair(struct run *r, const struct turn *t, int *repaired)
 			free(text);
 			return rc == 0;
 		}
+		if (rc == 1) {
+			r->status = "completed";
+			r->reason = xg_asprintf("the reply could not be read as a plan, even after "
+						"its repair: %s", problems);
+			r->rc = XG_EX_FAIL;
+		}
 		free(problems);
-		if (rc < 0)
+		if (rc != 0)
 			return 0;
 	}
 	r->status = "completed";

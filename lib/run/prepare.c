@@ -202,7 +202,8 @@ static int open_provider(struct run *r)
 	}
 	xg_account_keys_release(&keys);
 	free(account);
-	r->prov = xg_provider_new(jv_copy(prov), key, err, sizeof(err));
+	r->prov = xg_provider_new(xg_json_set(jv_copy(prov), "name", jv_string(pname)), key, err,
+				  sizeof(err));
 	if (key) {
 		explicit_bzero(key, strlen(key));
 		free(key);

@@ -2,26 +2,30 @@
  * A driver for the provider clients: reads a request (JSON) on standard
  * input, sends it to a provider and prints the events as NDJSON, with each
  * wait before a retry as {"type":"retry",...}.  The key comes from
- * $XG_TEST_KEY, never from the command line.
+ * $XG_TEST_KEY, never from the command line.  --where prints what messages
+ * name of each URL or address operand, and whether it is near.
  */
 #include "xg.h"
 #include "xg-test.h"
 #include "provider/provider.h"
 
 static const char *const usage[] = {
-	"xg-test-provider [--encode] [--stats] [--repeat n] [--dialect name] kind base-url",
+	"xg-test-provider [--encode] [--stats] [--repeat n] [--dialect name] [--name name] kind base-url",
 	"xg-test-provider --policy",
+	"xg-test-provider --where url-or-address...",
 	NULL
 };
 
-enum { OPT_ENCODE = 1, OPT_STATS, OPT_REPEAT, OPT_DIALECT, OPT_POLICY };
+enum { OPT_ENCODE = 1, OPT_STATS, OPT_REPEAT, OPT_DIALECT, OPT_POLICY, OPT_NAME, OPT_WHERE };
 
 static const struct xg_option options[] = {
 	{ OPT_DIALECT, 0, "dialect", "name", "the openai-chat dialect (llama.cpp, ollama, ...)" },
 	{ OPT_ENCODE, 0, "encode", NULL, "print the request body instead of sending it" },
+	{ OPT_NAME, 0, "name", "name", "the provider's name, for messages" },
 	{ OPT_POLICY, 0, "policy", NULL, "print the retry policy XG_RETRY gives" },
 	{ OPT_REPEAT, 0, "repeat", "n", "send the request n times on the one client" },
 	{ OPT_STATS, 0, "stats", NULL, "print connection and timing figures per request" },
+	{ OPT_WHERE, 0, "where", NULL, "print the host, the shown URL and nearness of each operand" },
 	{ 0 }
 };
 
@@ -45,7 +49,37 @@ static void on_retry(void *ctx, const struct xg_provider_retry *r)
 	ev = xg_json_set(ev, "reason", jv_string(r->reason));
 	ev = xg_json_set(ev, "message", jv_string(r->message));
 	ev = xg_json_set(ev, "partial", jv_bool(r->partial));
+	ev = xg_json_set(ev, "provider", jv_string(r->provider));
+	ev = xg_json_set(ev, "host", jv_string(r->host));
 	xg_rec_write(ctx, ev);
+}
+
+/* For each operand: its host with and without the port, the URL as
+ * shown, and whether the host without the port (an operand that is not
+ * a URL: the operand) is near. */
+static void print_where(char **args, int n)
+{
+	struct xg_buf b = XG_BUF_INIT(0);
+	int i;
+
+	for (i = 0; i < n; i++) {
+		char *host = xg_http_url_host(args[i], 1), *name = xg_http_url_host(args[i], 0);
+		char *shown = xg_http_url_shown(args[i]);
+		jv v = jv_object();
+
+		v = xg_json_set(v, "host", jv_string(host));
+		v = xg_json_set(v, "hostname", jv_string(name));
+		v = xg_json_set(v, "shown", jv_string(shown));
+		v = xg_json_set(v, "near", jv_bool(xg_http_address_is_local(
+			strstr(args[i], "://") ? name : args[i])));
+		xg_buf_reset(&b);
+		xg_json_dump(&b, v);
+		printf("%s\n", b.buf);
+		free(host);
+		free(name);
+		free(shown);
+	}
+	xg_buf_release(&b);
 }
 
 static void print_policy(void)
@@ -90,9 +124,9 @@ int cmd__provider(int argc, char **argv)
 	struct xg_buf body = XG_BUF_INIT(0);
 	struct xg_provider *p;
 	struct xg_provider_callbacks cb = { on_event, on_retry, NULL };
-	const char *arg, *dialect = NULL;
+	const char *arg, *dialect = NULL, *name = NULL;
 	char err[256];
-	int id, encode = 0, stats = 0, policy = 0, rc = 0;
+	int id, encode = 0, stats = 0, policy = 0, where = 0, rc = 0;
 	unsigned long long repeat = 1, i;
 	jv config, req;
 
@@ -105,7 +139,14 @@ int cmd__provider(int argc, char **argv)
 		case OPT_STATS: stats = 1; break;
 		case OPT_REPEAT: repeat = xg_opt_number(&cmd, "--repeat", arg, 0); break;
 		case OPT_POLICY: policy = 1; break;
+		case OPT_NAME: name = arg; break;
+		case OPT_WHERE: where = 1; break;
 		}
+	}
+	if (where) {
+		print_where(o.args, o.nargs);
+		xg_opt_release(&o);
+		return xg_prog_exit(0);
 	}
 	if (policy) {
 		print_policy();
@@ -120,6 +161,8 @@ int cmd__provider(int argc, char **argv)
 	config = xg_test_provider_config(o.args[0], o.args[1]);
 	if (dialect)
 		config = xg_json_set(config, "dialect", jv_string(dialect));
+	if (name)
+		config = xg_json_set(config, "name", jv_string(name));
 	p = xg_provider_new(config, getenv("XG_TEST_KEY"), err, sizeof(err));
 	if (!p)
 		xg_die(XG_EX_CONFIG, "%s", err);
