@@ -1047,3 +1047,61 @@ xg-run: no model to run on: 'nosuch/model' is not offered by the catalog"
 	done
 }
 
+# complete_words WORD...: what the bash completion offers for the command
+# line WORD..., the last word being the one completed, one a line.
+complete_words() {
+	bash -c 'source "$XG_SRCDIR/completions/xg.bash"
+		COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=()
+		_xg_complete
+		[ ${#COMPREPLY[@]} -eq 0 ] || printf "%s\n" "${COMPREPLY[@]}"' complete "$@"
+}
+
+@test "the bash completion offers xg's verbs and the programs installed" {
+	run complete_words xg ''
+	assert_success
+	for c in commands help hello plan resume run version; do
+		assert_line "$c"
+	done
+	[ -x "$XG_SRCDIR/bin/xg-choices" ] && assert_line choices
+	refute_line goal
+	run complete_words xg ru
+	assert_output run
+	run complete_words xg help he
+	assert_output $'hello\nhelp'
+	run bash -c 'source "$XG_SRCDIR/completions/xg.bash"; complete -p'
+	assert_line 'complete -F _xg_complete xg'
+	assert_line 'complete -F _xg_complete xg-hello'
+	assert_line 'complete -F _xg_complete xg-choices'
+	refute_output --partial xg-goal
+}
+
+@test "the bash completion offers options and verbs where they belong, not files" {
+	touch reply.md run.log
+	run complete_words xg run --re
+	assert_output --reply
+	run complete_words xg resume --co
+	assert_output --conversation
+	run complete_words xg run --json ''
+	assert_output ''
+	run complete_words xg-choices s
+	assert_output $'set\nstart'
+	run complete_words xg choices start --c
+	assert_output --conversation
+	run complete_words xg-choices set --
+	assert_output $'--account\n--effort\n--help\n--mode\n--model'
+	run complete_words xg-snapshot replay --
+	assert_output $'--base\n--help'
+	run complete_words xg run --model llamacpp/
+	assert_output $'llamacpp/gpt-oss-20b\nllamacpp/qwen3-coder-30b-a3b'
+	run complete_words xg run -o re
+	assert_output reply.md
+	complete_words xg-classify-plan r >files
+	run sort files
+	assert_output $'reply.md\nrun.log'
+	conversation c-here "$PWD"
+	conversation c-there /somewhere/else
+	run complete_words xg resume ''
+	assert_output c-here
+	run complete_words xg resume c-here ''
+	assert_output ''
+}
