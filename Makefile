@@ -101,6 +101,9 @@ install: all
 	install -m 644 completions/xg.bash $(DESTDIR)$(BASHCOMPDIR)/xg
 	install -m 644 completions/_xg $(DESTDIR)$(ZSHCOMPDIR)/_xg
 	install -m 644 completions/xg.fish $(DESTDIR)$(FISHCOMPDIR)/xg.fish
+	# bash-completion and fish load a command's completion by its name.
+	for p in $(PROGS); do n=$${p##*/}; [ "$$n" = xg ] && continue; \
+	  ln -sf xg $(DESTDIR)$(BASHCOMPDIR)/$$n; ln -sf xg.fish $(DESTDIR)$(FISHCOMPDIR)/$$n.fish; done
 
 uninstall:
 	for p in $(PROGS); do rm -f $(DESTDIR)$(BINDIR)/$${p##*/}; done
@@ -109,6 +112,8 @@ uninstall:
 	for m in $(MAN7); do rm -f $(DESTDIR)$(MANDIR)/man7/$${m##*/}; done
 	rm -rf $(DESTDIR)$(SHAREDIR)
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/xg $(DESTDIR)$(ZSHCOMPDIR)/_xg $(DESTDIR)$(FISHCOMPDIR)/xg.fish
+	for p in $(PROGS); do n=$${p##*/}; [ "$$n" = xg ] && continue; \
+	  rm -f $(DESTDIR)$(BASHCOMPDIR)/$$n $(DESTDIR)$(FISHCOMPDIR)/$$n.fish; done
 
 # Installs what the build and the tests need on Debian 12, without prompts.
 deps:

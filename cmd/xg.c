@@ -2,37 +2,40 @@
  * xg: the dispatcher.  "xg run TEXT", "xg plan TEXT" and "xg resume
  * [CONVERSATION] TEXT" run the pipeline of a run; "xg FOO ARGS" runs
  * "xg-FOO ARGS", as git runs its commands; "xg commands" lists what can be
- * run.
+ * run, "xg help" tells of it.
  */
 #include "xg.h"
-#include "choices/choices.h"
-#include "conversation.h"
 #include "dispatch/dispatch.h"
 #include "exec.h"
 
+#define RUN_OPTIONS "[--json] [--dry-run] [--model id] [--effort effort] [--account name]" \
+	" [--variant ref]"
+#define RUN_LAST "[--gate filter] [--ask command] [-o file]"
+
 static const char *const usage[] = {
-	"xg run [--json] [--dry-run] [--model id] [--effort effort] [--account name]"
-		" [--variant ref] [--conversation id] text",
-	"xg plan [--json] [--dry-run] [--model id] [--effort effort] [--account name]"
-		" [--variant ref] [--conversation id] text",
-	"xg resume [--json] [--dry-run] [--model id] [--effort effort] [--account name]"
-		" [--variant ref] [conversation] text",
+	"xg run " RUN_OPTIONS " [--conversation id] " RUN_LAST " text",
+	"xg plan " RUN_OPTIONS " [--conversation id] " RUN_LAST " text",
+	"xg resume " RUN_OPTIONS " " RUN_LAST " [conversation] text",
+	"xg resume",
 	"xg commands",
+	"xg help [command]",
+	"xg version",
 	"xg command [argument ...]",
 	NULL
 };
 
-enum { OPT_ACCOUNT = 1, OPT_CONVERSATION, OPT_DRY_RUN, OPT_EFFORT, OPT_JSON, OPT_MODEL,
-       OPT_VARIANT };
-
 static const struct xg_option options[] = {
-	{ OPT_ACCOUNT, 0, "account", "name", "run on this account" },
-	{ OPT_CONVERSATION, 0, "conversation", "id", "go on with this conversation" },
-	{ OPT_DRY_RUN, 0, "dry-run", NULL, "print the pipeline as a shell command; run nothing" },
-	{ OPT_EFFORT, 0, "effort", "effort", "the reasoning effort" },
-	{ OPT_JSON, 0, "json", NULL, "write the records, even to a terminal" },
-	{ OPT_MODEL, 0, "model", "id", "the model, PROVIDER/MODEL" },
-	{ OPT_VARIANT, 0, "variant", "ref", "the prompt variant, NAME or NAME@VERSION" },
+	{ XG_DISPATCH_OPT_ACCOUNT, 0, "account", "name", "run on this account" },
+	{ XG_DISPATCH_OPT_ASK, 0, "ask", "command", "xg-run's --ask: what answers ask_user" },
+	{ XG_DISPATCH_OPT_CONVERSATION, 0, "conversation", "id", "go on with this conversation" },
+	{ XG_DISPATCH_OPT_DRY_RUN, 0, "dry-run", NULL,
+	  "print the pipeline as a shell command; run nothing" },
+	{ XG_DISPATCH_OPT_EFFORT, 0, "effort", "effort", "the reasoning effort" },
+	{ XG_DISPATCH_OPT_GATE, 0, "gate", "filter", "xg-run's --gate: a jq filter on tool calls" },
+	{ XG_DISPATCH_OPT_JSON, 0, "json", NULL, "write the records, even to a terminal" },
+	{ XG_DISPATCH_OPT_MODEL, 0, "model", "id", "the model, PROVIDER/MODEL" },
+	{ XG_DISPATCH_OPT_REPLY, 'o', "reply", "file", "write the final reply alone to file" },
+	{ XG_DISPATCH_OPT_VARIANT, 0, "variant", "ref", "the prompt variant, NAME or NAME@VERSION" },
 	{ 0 }
 };
 
@@ -41,71 +44,34 @@ static const struct xg_command cmd = {
 	usage, options
 };
 
-static int run_verb(const char *verb, int argc, char **argv)
-{
-	struct xg_dispatch_run r = { 0 };
-	struct xg_opts o;
-	const char *arg;
-	char *text, *newest = NULL;
-	int id, rc, resume = !strcmp(verb, "resume");
-
-	r.mode = strcmp(verb, "plan") ? "normal" : "plan";
-	xg_opt_init(&o, &cmd, argc, argv);
-	while ((id = xg_opt_next(&o, &arg)) != -1) {
-		switch (id) {
-		case OPT_ACCOUNT: r.account = arg; break;
-		case OPT_CONVERSATION: r.conversation = arg; break;
-		case OPT_DRY_RUN: r.dry_run = 1; break;
-		case OPT_EFFORT: r.effort = arg; break;
-		case OPT_JSON: r.json = 1; break;
-		case OPT_MODEL: r.model = arg; break;
-		case OPT_VARIANT: r.variant = arg; break;
-		}
-	}
-	if (o.nargs < 1 || o.nargs > 1 + resume)
-		xg_usage_error(&cmd, "'%s' takes %s", verb,
-			       resume ? "a text, after an optional conversation" : "one text");
-	if (resume && o.nargs == 2) {
-		if (r.conversation)
-			xg_usage_error(&cmd, "name the conversation once");
-		r.conversation = o.args[0];
-	}
-	if (r.conversation && !xg_conv_id_valid(r.conversation))
-		xg_usage_error(&cmd, "'%s' " XG_CONV_ID_BAD, r.conversation);
-	if (r.account && !xg_account_name_valid(r.account))
-		xg_usage_error(&cmd, "'%s' " XG_ACCOUNT_NAME_BAD, r.account);
-	if (resume && !r.conversation) {
-		if (!(newest = xg_dispatch_newest_conversation()))
-			xg_die(XG_EX_DATAERR, "there is no conversation to resume");
-		r.conversation = newest;
-	} else if (resume && !xg_conv_exists(r.conversation)) {
-		xg_die(XG_EX_DATAERR, "there is no conversation '%s'", r.conversation);
-	}
-	text = strcmp(o.args[o.nargs - 1], "-") ? xg_strdup(o.args[o.nargs - 1])
-						 : xg_dispatch_read_text(0);
-	if (!*text)
-		xg_usage_error(&cmd, "the text is empty");
-	r.text = text;
-	rc = xg_dispatch_run(&r);
-	free(text);
-	free(newest);
-	xg_opt_release(&o);
-	return rc;
-}
+/* xg's own verbs; any other command is a program, xg-COMMAND. */
+static const struct xg_dispatch_verb verbs[] = {
+	{ "commands", "List the commands: xg's own and the xg programs found.",
+	  xg_dispatch_commands },
+	{ "help", "Print the usage of xg, or of one of its commands.", xg_dispatch_help },
+	{ "plan", "Ask an agent for a plan: a run in plan mode, which changes nothing.",
+	  xg_dispatch_run_verb },
+	{ "resume", "Go on with a conversation of this directory, or list them.",
+	  xg_dispatch_run_verb },
+	{ "run", "Run an agent on a request.", xg_dispatch_run_verb },
+	{ "version", "Print the version.", xg_dispatch_version },
+	{ 0 }
+};
 
 int main(int argc, char **argv)
 {
-	const char *name;
+	const struct xg_dispatch_cli cli = { &cmd, verbs };
+	const struct xg_dispatch_verb *verb;
 	char *path;
 
 	xg_prog_init("xg");
 	if (argc < 2)
 		xg_usage_error(&cmd, "a command is needed; 'xg commands' lists them");
-	name = argv[1];
-	if (!strcmp(name, "run") || !strcmp(name, "plan") || !strcmp(name, "resume"))
-		return xg_prog_exit(run_verb(name, argc - 1, argv + 1));
-	if (name[0] == '-') {
-		/* Options of xg itself come before the command. */
+	if ((verb = xg_dispatch_verb_find(verbs, argv[1])))
+		return xg_prog_exit(verb->run(&cli, verb, argc - 1, argv + 1));
+	if (argv[1][0] == '-') {
+		/* Options of xg itself (--help, --version) come before the
+		 * command. */
 		struct xg_opts o;
 		const char *arg;
 
@@ -113,16 +79,11 @@ int main(int argc, char **argv)
 		while (xg_opt_next(&o, &arg) != -1)
 			;
 		xg_opt_release(&o);
-		xg_usage_error(&cmd, "'%s' is for run, plan and resume", name);
+		xg_usage_error(&cmd, "'%s' is for run, plan and resume", argv[1]);
 	}
-	if (!strcmp(name, "commands")) {
-		static const char *const verbs[] = { "commands", "plan", "resume", "run", NULL };
-		xg_exec_list(stdout, verbs);
-		return xg_prog_exit(0);
-	}
-	path = xg_exec_find(name);
+	path = xg_exec_find(argv[1]);
 	if (!path)
-		xg_usage_error(&cmd, "'%s' is not an xg command; 'xg commands' lists them", name);
+		xg_usage_error(&cmd, "'%s' is not an xg command; 'xg commands' lists them", argv[1]);
 	argv[1] = path;
 	xg_exec(path, argv + 1);
 	xg_die_errno(XG_EX_SOFTWARE, "cannot run '%s'", path);

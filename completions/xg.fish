@@ -1,6 +1,95 @@
-# fish completion for the xg programs: options come from --help.
-for prog in xg xg-snapshot xg-choices xg-prompt-compile xg-run xg-classify-plan xg-goal
-	complete -c $prog -a '(__fish_complete_path)'
-	complete -c $prog -l help -d 'print the help and exit'
-	complete -c $prog -l version -d 'print the version and exit'
+# fish completion for xg and the xg programs (xg(1)), read from the
+# installed programs when completing, as the bash one does: the commands
+# from "xg commands", a program's verbs and options from the usage lines
+# of its --help, model ids from "xg-choices models", conversations from
+# "xg resume".
+
+# The usage lines of program $argv[1] (xg: of its verb $argv[2]).
+function __xg_usage
+    if test "$argv[1]" = xg -a -n "$argv[2]"
+        xg help $argv[2] 2>/dev/null
+    else
+        $argv[1] --help 2>/dev/null
+    end | string replace -rf '^(usage:|   or:) ' ''
+end
+
+# The candidates for the word being completed.
+function __xg_complete
+    set -l words (commandline -opc)
+    set -l cur (commandline -ct)
+    set -l prog (basename $words[1])
+    set -l verb
+    set -l first 2
+    set -l n (count $words)
+    if test $prog = xg
+        if test $n -eq 1
+            if string match -q -- '-*' $cur
+                printf '%s\n' --help --version
+            else
+                xg commands 2>/dev/null
+            end
+            return
+        end
+        set first 3
+        switch $words[2]
+            case help
+                test $n -eq 2; and xg commands 2>/dev/null
+                return
+            case commands version
+                return
+            case run plan resume
+                set verb $words[2]
+            case '*'
+                set prog xg-$words[2]
+        end
+    end
+    set -l verbs
+    if test $prog != xg
+        set verbs (__xg_usage $prog | string split -f2 ' ' | string match -r '^[a-z][a-z-]*$' | sort -u)
+        if test (count $verbs) -gt 0
+            if test $n -eq (math $first - 1); and not string match -q -- '-*' $cur
+                printf '%s\n' $verbs
+                return
+            end
+            contains -- "$words[$first]" $verbs; and set verb $words[$first]
+        end
+    end
+    set -l lines (__xg_usage $prog $verb)
+    if test $prog != xg -a -n "$verb"
+        set lines (string match -- "* $verb*" $lines)
+    end
+    set -l opts (string match -ar -- '(?:^|[[ ])(--?[A-Za-z][-A-Za-z0-9]*)' $lines | string match -r -- '^--?[A-Za-z].*' | sort -u) --help
+    set -l args (string match -ar -- '(--?[A-Za-z][-A-Za-z0-9]*) [a-z]+' $lines | string match -r -- '^--?[A-Za-z][-A-Za-z0-9]*$')
+    test $prog = xg; and set -a opts --reply; and set -a args --reply
+    set -l prev $words[-1]
+    if test $n -ge $first; and contains -- $prev $args
+        switch $prev
+            case --model
+                xg-choices models 2>/dev/null | string replace -rf '^\{"type":"catalog_model","id":"([^"]*)".*' '$1'
+            case --conversation
+                xg resume 2>/dev/null | string split -f1 \t
+            case --account
+                xg-choices accounts 2>/dev/null | string replace -rf '.*"name":"([^"]*)".*' '$1'
+            case -C
+                __fish_complete_directories $cur
+            case -o --reply '--*file*' '--*dir*'
+                __fish_complete_path $cur
+        end
+        return
+    end
+    if string match -q -- '-*' $cur
+        printf '%s\n' $opts
+        return
+    end
+    switch $prog:$verb
+        case xg:resume
+            test $n -eq 2; and xg resume 2>/dev/null | string split -f1 \t
+        case xg:run xg:plan
+        case '*'
+            __fish_complete_path $cur
+    end
+end
+
+for prog in xg (for c in (xg commands 2>/dev/null); command -q xg-$c; and echo xg-$c; end)
+    complete -c $prog -f -a '(__xg_complete)'
 end

@@ -1,9 +1,26 @@
+/*
+ * What every program does at its start and end (prog.h): naming itself,
+ * SIGPIPE, the check of standard output, and what it was told about its
+ * standard input and its readers.
+ */
 #include "xg.h"
+
+/* Set once, by xg_prog_init, as xg_progname is. */
+static int records_shown;
 
 void xg_prog_init(const char *name)
 {
+	const char *shown = getenv("XG_RENDERED");
+
 	xg_progname = name;
 	signal(SIGPIPE, SIG_DFL);
+	records_shown = shown && !strcmp(shown, "1");
+	unsetenv("XG_RENDERED");
+}
+
+int xg_prog_records_shown(void)
+{
+	return records_shown;
 }
 
 int xg_prog_exit(int code)

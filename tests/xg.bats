@@ -1,10 +1,13 @@
 #!/usr/bin/env bats
 # xg, the dispatcher: xg FOO runs xg-FOO; xg run, plan and resume run the
-# pipeline of a run, print it (--dry-run) or render it for a person.
+# pipeline of a run, print it (--dry-run) or render it for a person; help,
+# version and the completions.
 
 load lib/helper
 
 setup() {
+	# xg reads what is piped to it: no test gives it the runner's input.
+	exec </dev/null
 	mkdir -p extra
 	printf '#!/bin/sh\nprintf "[%%s]" "$@"; echo; exit 7\n' >extra/xg-hello
 	chmod +x extra/xg-hello
@@ -50,6 +53,14 @@ stub_tree() {
 		echo '{"type":"tool_call","id":"t1","name":"bash","args":{"command":"make check"}}'
 		echo '{"type":"tool_result","id":"t1","ok":true,"output":"","ms":20}'
 		echo '{"type":"run_end","status":"completed","reply":"All done.","tool_calls":1,"ms":30}' ;;
+	pass)
+		cat "$STUB/stdin"
+		echo '{"type":"run_end","status":"completed"}' ;;
+	message)
+		echo '{"type":"message","role":"assistant","text":"First."}'
+		echo '{"type":"message","role":"user","text":"A question."}'
+		echo '{"type":"message","role":"assistant","text":"From the message."}'
+		echo '{"type":"run_end","status":"completed","reply":""}' ;;
 	*) echo '{"type":"run_end","status":"completed"}' ;;
 	esac
 	EOF
@@ -99,6 +110,74 @@ a second  line	with a tab; % %s & | > \$(rm -rf /) '\\''"
 	assert_equal "$(printf '%s\n' "$output" | grep -c '^run$')" 1
 }
 
+@test "xg help prints the usage and the commands" {
+	run_split xg help
+	assert_success
+	assert_line --index 0 --regexp '^usage: xg run \[--json\] '
+	assert_line '   or: xg help [command]'
+	assert_line --regexp '^  -o, --reply file +write the final reply alone to file$'
+	assert_line "The commands ('xg help COMMAND' tells of one):"
+	for c in commands help hello plan resume run version; do
+		assert_line "  $c"
+	done
+	refute_line --partial goal
+	run xg --help
+	assert_success
+	assert_line --index 0 --regexp '^usage: xg run '
+}
+
+@test "xg help VERB and xg VERB --help print that verb's usage" {
+	run_split xg help run
+	assert_success
+	assert_line --index 0 --regexp '^usage: xg run \[--json\] .* \[-o file\] text$'
+	refute_output --partial '   or:'
+	assert_line --regexp '^      --gate filter +'
+	assert_line 'Run an agent on a request.'
+	help=$output
+	run xg run --help
+	assert_success
+	assert_equal "$output" "$help"
+	run xg help resume
+	assert_line --index 0 --regexp '^usage: xg resume .* \[conversation\] text$'
+	assert_line --index 1 '   or: xg resume'
+	run xg help version
+	assert_success
+	assert_line --index 0 'usage: xg version'
+	refute_output --partial -- '--model'
+}
+
+@test "xg help COMMAND runs xg-COMMAND --help" {
+	run xg help hello
+	assert_equal "$status" 7
+	assert_output "[--help]"
+	[ -x "$XG_SRCDIR/bin/xg-snapshot" ] || skip "xg-snapshot is not built"
+	run xg help snapshot
+	assert_success
+	assert_equal "$output" "$(xg-snapshot --help)"
+}
+
+@test "xg help with an unknown command or two operands is exit 2" {
+	run_split xg help no-such-thing
+	assert_equal "$status" 2
+	assert_regex "$stderr" "^xg: 'no-such-thing' is not an xg command; 'xg commands' lists them"
+	run_split xg help run plan
+	assert_equal "$status" 2
+	assert_regex "$stderr" "^xg: 'help' takes one command at most"
+}
+
+@test "xg version and xg --version print the version" {
+	run_split xg version
+	assert_success
+	assert_output --regexp '^xg \(xg\) [0-9]+\.[0-9]+\.[0-9]+$'
+	v=$output
+	run xg --version
+	assert_success
+	assert_equal "$output" "$v"
+	run_split xg version 2
+	assert_equal "$status" 2
+	assert_regex "$stderr" "^xg: 'version' takes no operand"
+}
+
 @test "the programs beside xg come before PATH" {
 	mkdir -p tree
 	cp "$XG_SRCDIR/bin/xg" tree/
@@ -113,7 +192,7 @@ a second  line	with a tab; % %s & | > \$(rm -rf /) '\\''"
 	stub_tree
 	run_split xg run --dry-run 'fix the failing test'
 	assert_success
-	assert_output "printf '%s\\n' '{\"type\":\"request\",\"text\":\"fix the failing test\",\"mode\":\"normal\",\"cwd\":\"$PWD\"}' | xg-snapshot | xg-choices start | xg-prompt-compile | xg-run"
+	assert_output "printf '{\"type\":\"request\",\"text\":\"fix the failing test\",\"mode\":\"normal\",\"cwd\":\"$PWD\"}\\n' | xg-snapshot | xg-choices start | xg-prompt-compile | xg-run"
 	[ ! -e "$STUB/stdin" ] || fail "--dry-run ran xg-run"
 }
 
@@ -122,8 +201,8 @@ a second  line	with a tab; % %s & | > \$(rm -rf /) '\\''"
 	run_split xg plan --dry-run --model fake/m --effort high --account work \
 		--variant terse@abc --conversation c-1 'do it'
 	assert_success
-	req=$(printf '%s\n' "$output" | sed "s/^printf '%s\\\\n' '//; s/' | xg-snapshot.*//")
-	run jq -c . <<<"$req"
+	sh -c "$output" >/dev/null
+	run jq -c 'select(.type == "request")' "$STUB/stdin"
 	assert_output "{\"type\":\"request\",\"text\":\"do it\",\"mode\":\"plan\",\"conversation\":\"c-1\",\"account\":\"work\",\"variant\":\"terse@abc\",\"model\":\"fake/m\",\"effort\":\"high\",\"cwd\":\"$PWD\"}"
 }
 
@@ -185,6 +264,112 @@ a second  line	with a tab; % %s & | > \$(rm -rf /) '\\''"
 	assert_line --index 0 '{"type":"run_start","schema":"xg/1","run":"r1","conversation":"c-42"}'
 	assert_line --index 6 '{"type":"run_end","status":"completed","reply":"All done.","tool_calls":1,"ms":30}'
 	assert_equal "${#lines[@]}" 7
+}
+
+@test "--reply writes the reply alone, and the records still come out in a pipe" {
+	stub_tree
+	export STUB_MODE=render
+	xg run --json 'hi' >want.ndjson
+	xg run --reply reply.txt 'hi' | cat >got.ndjson
+	run diff want.ndjson got.ndjson
+	assert_success
+	run cat reply.txt
+	assert_output "All done."
+	assert_equal "$(tail -c 1 reply.txt | od -An -c | tr -d ' ')" '\n'
+	# -o is the same, with --json too, and the file is replaced.
+	xg run --json -o reply.txt 'hi' >got.ndjson
+	run diff want.ndjson got.ndjson
+	assert_success
+	run cat reply.txt
+	assert_output "All done."
+	[ "$(stat -c %a reply.txt)" = "$(printf '%o' $((0666 & ~$(umask))))" ] ||
+		fail "reply.txt has mode $(stat -c %a reply.txt)"
+}
+
+@test "--reply falls back on the last assistant message, and is empty without a reply" {
+	stub_tree
+	STUB_MODE=message xg run -o reply.txt 'hi' >/dev/null
+	run cat reply.txt
+	assert_output "From the message."
+	echo 'an old reply' >reply.txt
+	xg run -o reply.txt 'hi' >/dev/null
+	[ -f reply.txt ] && [ ! -s reply.txt ] || fail "reply.txt: $(cat reply.txt)"
+	run ls
+	refute_output --partial tmp
+}
+
+@test "--reply writes the file on a terminal too" {
+	stub_tree
+	export STUB_MODE=render
+	run script -qec "xg run -o reply.txt 'hi'" /dev/null
+	assert_success
+	assert_output --partial 'All done.'
+	run cat reply.txt
+	assert_output "All done."
+}
+
+@test "--reply to a directory that is not there is exit 74 before anything runs" {
+	stub_tree
+	run_split xg run -o no/such/dir/reply.txt 'hi'
+	assert_equal "$status" 74
+	assert_equal "$stderr" "xg: cannot write the reply to 'no/such/dir/reply.txt': No such file or directory"
+	[ ! -e "$STUB/stdin" ] || fail "a run started"
+	run_split xg run --dry-run -o reply.txt 'hi'
+	assert_equal "$status" 2
+	assert_regex "$stderr" "^xg: --reply is xg's own work, not part of the pipeline --dry-run prints"
+}
+
+@test "--gate and --ask go to xg-run, on a terminal after --stream" {
+	stub_tree
+	xg run --json --gate '.name != "bash"' --ask 'cat answers.txt' 'hi' >/dev/null
+	run cat "$STUB/args"
+	assert_output $'--gate\n.name != "bash"\n--ask\ncat answers.txt'
+	xg plan --ask 'echo yes' 'hi' >/dev/null
+	run cat "$STUB/args"
+	assert_output $'--ask\necho yes'
+	run script -qec "xg resume --gate true hi" /dev/null
+	assert_equal "$status" 65
+	conversation c-1 "$PWD"
+	run script -qec "xg resume --gate true c-1 hi" /dev/null
+	assert_success
+	run cat "$STUB/args"
+	assert_output $'--stream\n--gate\ntrue'
+}
+
+@test "the dry-run line has no % and no \$, and sh runs it as xg runs the pipeline" {
+	stub_tree
+	gate='if .name == "bash" then "no $HOME, 100%" else true end'
+	ask="printf '%s\\n' \"\$1\""
+	cmd=$(xg run --dry-run --gate "$gate" --ask "$ask" "$TRICKY")
+	[[ "$cmd" != *'%'* ]] || fail "a % would be a newline in a crontab: $cmd"
+	[[ "$cmd" != *'$'* ]] || fail "a \$ would be expanded by make: $cmd"
+	assert_regex "$cmd" "^printf '[^']*' \\| xg-snapshot \\| xg-choices start \\| xg-prompt-compile \\| xg-run --gate "
+	sh -c "$cmd" >sh.out
+	stub_input >sh.in
+	cp "$STUB/args" sh.args
+	xg run --json --gate "$gate" --ask "$ask" "$TRICKY" >xg.out
+	stub_input >xg.in
+	run diff sh.in xg.in
+	assert_success
+	run diff sh.args "$STUB/args"
+	assert_success
+	run cat sh.args
+	assert_output "--gate
+$gate
+--ask
+$ask"
+	# cron hands what is left of the line to sh, each % made a newline.
+	printf '%s\n' "$cmd" | sed 's/%/\n/g' >cron.sh
+	sh cron.sh >cron.out
+	run diff sh.out cron.out
+	assert_success
+}
+
+@test "--dry-run cannot print a --gate or --ask with a newline on one line" {
+	stub_tree
+	run_split xg run --dry-run --gate $'.name\n== "bash"' 'hi'
+	assert_equal "$status" 2
+	assert_regex "$stderr" "^xg: --dry-run prints one line, and --gate holds a newline"
 }
 
 @test "xg run exits with xg-run's status" {
@@ -311,6 +496,95 @@ a second  line	with a tab; % %s & | > \$(rm -rf /) '\\''"
 second"
 }
 
+# The text of the request xg-run was given.
+request_text() {
+	jq -r 'select(.type == "request") | .text' "$STUB/stdin"
+}
+
+@test "text piped to xg run goes with the request, in a block of its own" {
+	stub_tree
+	printf 'line 1\nline 2\n\n' | xg run --json 'why does this fail?' >/dev/null
+	run request_text
+	assert_output "why does this fail?
+
+Standard input, piped to xg with this request:
+<stdin>
+line 1
+line 2
+</stdin>"
+	printf 'from a file\n' >in.txt
+	xg run --json 'and this?' <in.txt >/dev/null
+	run request_text
+	assert_output --partial $'and this?\n\nStandard input, piped to xg with this request:\n<stdin>\nfrom a file\n</stdin>'
+}
+
+@test "nothing piped, an empty pipe or /dev/null adds nothing to the request" {
+	stub_tree
+	xg run --json 'plain' </dev/null >/dev/null
+	run request_text
+	assert_output plain
+	: | xg run --json 'plain too' >/dev/null
+	run request_text
+	assert_output 'plain too'
+}
+
+@test "a pipe that has data in time is read to its end, however long its writer takes" {
+	stub_tree
+	{ echo first; sleep 1; echo second; } | xg run --json 'both?' >/dev/null
+	run request_text
+	assert_output --partial $'<stdin>\nfirst\nsecond\n</stdin>'
+}
+
+@test "a pipe kept open with no data is left alone after half a second" {
+	stub_tree
+	mkfifo held
+	exec 5<>held
+	start=$(date +%s%N)
+	run_split timeout 20 xg run --json 'hi' <&5
+	end=$(date +%s%N)
+	exec 5>&-
+	assert_success
+	assert_output '{"type":"run_end","status":"completed"}'
+	run request_text
+	assert_output hi
+	ms=$(( (end - start) / 1000000 ))
+	[ "$ms" -ge 450 ] && [ "$ms" -lt 5000 ] || fail "the run took $ms ms"
+	assert_equal "$stderr" ""
+	# With a person at the terminal's stderr, xg says it left it unread.
+	exec 5<>held
+	run timeout 20 script -qec "xg run --json hi <held" /dev/null
+	exec 5>&-
+	assert_success
+	assert_output --partial "xg: nothing came on standard input within 500 ms; it is left unread"
+}
+
+@test "piped text over 1 MiB is cut on a whole character, with a notice" {
+	stub_tree
+	{ head -c 1048575 /dev/zero | tr '\0' a; printf '\303\251'; head -c 1000 /dev/zero; } >big
+	run_split xg run --json 'long' <big
+	assert_success
+	assert_equal "$stderr" "xg: standard input is longer than 1 MiB: only its first 1048576 bytes are sent with the request"
+	run jq -r 'select(.type == "request") | .text' "$STUB/stdin"
+	assert_line --index 1 "Standard input, piped to xg with this request (its first 1048576 bytes; the rest was not read):"
+	assert_line --index 3 "$(head -c 1048575 big)"
+	assert_line --index 4 '</stdin>'
+	run jq -c 'select(.type == "notice" and .from == "xg")' "$STUB/stdin"
+	assert_output '{"type":"notice","from":"xg","text":"standard input is longer than 1 MiB: only its first 1048576 bytes are sent with the request"}'
+	# On a terminal the notice is rendered, once, and not said on stderr.
+	STUB_MODE=pass run script -qec "xg run long <big" /dev/null
+	assert_success
+	assert_equal "$(grep -c 'longer than 1 MiB' <<<"$output")" 1
+	assert_line --partial 'note: standard input is longer than 1 MiB'
+}
+
+@test "piped text holding a NUL byte is exit 65, and nothing runs" {
+	stub_tree
+	run_split xg run --json 'binary' < <(printf 'a\0b')
+	assert_equal "$status" 65
+	assert_equal "$stderr" "xg: standard input holds a NUL byte: only text is sent with a request"
+	[ ! -e "$STUB/stdin" ] || fail "a run started"
+}
+
 @test "xg run needs exactly one non-empty text" {
 	run_split xg run
 	assert_equal "$status" 2
@@ -323,38 +597,123 @@ second"
 	assert_equal "$status" 2
 }
 
-@test "xg resume without an id goes on with the conversation written to last" {
-	stub_tree
+# conversation ID DIR [TIME [REQUEST]]: a conversation started in DIR, last
+# written at TIME, whose first request is REQUEST.
+conversation() {
+	local f="$XG_HOME/state/conversations/$1.jsonl"
 	mkdir -p "$XG_HOME/state/conversations"
-	for id in older newest-by-name zz-oldest; do
-		echo '{"type":"conversation","schema":"xg/1","id":"'$id'"}' \
-			>"$XG_HOME/state/conversations/$id.jsonl"
-	done
-	touch -d '2026-01-01 10:00' "$XG_HOME/state/conversations/zz-oldest.jsonl"
-	touch -d '2026-01-02 10:00' "$XG_HOME/state/conversations/newest-by-name.jsonl"
-	touch -d '2026-01-03 10:00' "$XG_HOME/state/conversations/older.jsonl"
-	xg resume --json 'go on' >/dev/null
-	run jq -r 'select(.type == "request") | [.conversation, .mode, .text] | join(" ")' "$STUB/stdin"
-	assert_output "older normal go on"
+	jq -cn --arg id "$1" --arg cwd "$2" \
+		'{type: "conversation", schema: "xg/1", id: $id, created: "2026-01-01T00:00:00.000Z", cwd: $cwd}' >"$f"
+	if [ -n "${4:-}" ]; then
+		jq -cn --arg t "$4" '{type: "message", role: "user", text: $t, at: "2026-01-01T00:00:01.000Z"}' >>"$f"
+		echo '{"type":"message","role":"assistant","text":"Done.","at":"2026-01-01T00:00:02.000Z"}' >>"$f"
+	fi
+	[ -z "${3:-}" ] || touch -d "$3" "$f"
 }
 
-@test "xg resume ID TEXT names the conversation; one that does not exist is exit 65" {
+# The conversation and text of the request xg-run was given.
+resumed() {
+	jq -r 'select(.type == "request") | [.conversation, .mode, .text] | join(" ")' "$STUB/stdin"
+}
+
+@test "xg resume TEXT goes on with the newest conversation of this directory" {
 	stub_tree
-	mkdir -p "$XG_HOME/state/conversations"
-	echo '{"type":"conversation","schema":"xg/1","id":"c-7"}' >"$XG_HOME/state/conversations/c-7.jsonl"
+	mkdir -p here elsewhere
+	conversation older "$PWD/here" '2026-01-01 10:00'
+	conversation newest-by-name "$PWD/here" '2026-01-02 10:00'
+	conversation another "$PWD/here" '2026-01-02 10:00'
+	conversation newer-elsewhere "$PWD/elsewhere" '2026-01-05 10:00'
+	conversation no-cwd "" '2026-01-06 10:00'
+	cd here
+	xg resume --json 'go on' >/dev/null
+	run resumed
+	assert_output "newest-by-name normal go on"
+}
+
+@test "two directories with a conversation each: resume from each goes on with its own" {
+	stub_tree
+	mkdir -p a b
+	ln -s a via-link
+	conversation conv-a "$PWD/a" '2026-01-01 10:00'
+	conversation conv-b "$PWD/b" '2026-01-02 10:00'
+	(cd a && xg resume --json 'in a' >/dev/null)
+	run resumed
+	assert_output "conv-a normal in a"
+	(cd b && xg resume --json 'in b' >/dev/null)
+	run resumed
+	assert_output "conv-b normal in b"
+	# The same directory by another path is the same workspace.
+	(cd via-link && xg resume --json 'by the link' >/dev/null)
+	run resumed
+	assert_output "conv-a normal by the link"
+}
+
+@test "xg resume ID TEXT names the conversation, wherever it was started" {
+	stub_tree
+	conversation c-7 /somewhere/else
 	xg resume --json c-7 'again' >/dev/null
-	run jq -r 'select(.type == "request") | .conversation' "$STUB/stdin"
-	assert_output c-7
+	run resumed
+	assert_output "c-7 normal again"
 	run_split xg resume c-8 'again'
 	assert_equal "$status" 65
 	assert_regex "$stderr" "^xg: there is no conversation 'c-8'"
 }
 
-@test "xg resume with no conversation at all is exit 65" {
+@test "xg resume ID without a text is a usage error, never a request" {
 	stub_tree
+	conversation c-7 "$PWD"
+	run_split xg resume c-7
+	assert_equal "$status" 2
+	assert_regex "$stderr" "^xg: 'c-7' is a conversation id, not a text to send: give the text after it"
+	# One shaped as xg makes them, even when it does not exist.
+	run_split xg resume 20261130-105624-3f9a1c2b
+	assert_equal "$status" 2
+	assert_regex "$stderr" "^xg: '20261130-105624-3f9a1c2b' is a conversation id"
+	run_split xg resume --conversation c-7
+	assert_equal "$status" 2
+	assert_regex "$stderr" "^xg: 'resume' needs a text to send"
+	[ ! -e "$STUB/stdin" ] || fail "a run started: $(cat "$STUB/stdin")"
+	# A word that is neither is a text for the newest conversation here.
+	xg resume --json continue >/dev/null
+	run resumed
+	assert_output "c-7 normal continue"
+}
+
+@test "xg resume with no conversation in this directory is exit 65" {
+	stub_tree
+	conversation elsewhere /somewhere/else
 	run_split xg resume 'again'
 	assert_equal "$status" 65
-	assert_equal "$stderr" "xg: there is no conversation to resume"
+	assert_equal "$stderr" "xg: there is no conversation to resume in '$PWD'; 'xg run TEXT' starts one"
+}
+
+@test "xg resume alone lists this directory's conversations, newest first" {
+	stub_tree
+	mkdir -p other
+	for i in $(seq 10 21); do
+		conversation "c-$i" "$PWD" "2026-01-$i 10:00" "request $i"$'\n'"second line"
+	done
+	conversation c-other "$PWD/other" '2026-02-01 10:00' 'not here'
+	conversation c-long "$PWD" '2026-01-22 10:00' \
+		"$(printf 'a%.0s' $(seq 1 100))"$'\e[31m'
+	run_split xg resume
+	assert_success
+	assert_equal "${#lines[@]}" 10
+	assert_line --index 0 "c-long	2026-01-22 10:00	$(printf 'a%.0s' $(seq 1 72))..."
+	assert_line --index 1 "c-21	2026-01-21 10:00	request 21..."
+	assert_line --index 9 "c-13	2026-01-13 10:00	request 13..."
+	refute_output --partial c-other
+	assert_equal "$stderr" ""
+	[ ! -e "$STUB/stdin" ] || fail "xg resume alone ran a pipeline"
+	cd other
+	run_split xg resume
+	assert_success
+	assert_output "c-other	2026-02-01 10:00	not here"
+	mkdir -p ../empty && cd ../empty
+	run_split xg resume
+	assert_success
+	assert_output ""
+	assert_equal "$stderr" "xg: no conversation was started in '$PWD'; 'xg run TEXT' starts one"
 }
 
 @test "the renderer shows streamed text, a line per tool call, notices and the status" {
@@ -449,19 +808,26 @@ examples() {
 
 @test "the examples in xg(1) run" {
 	stub_tree
-	mkdir -p "$XG_HOME/state/conversations"
-	echo '{"type":"conversation","schema":"xg/1","id":"c-1"}' >"$XG_HOME/state/conversations/c-1.jsonl"
+	export STUB_MODE=render
+	conversation c-1 "$PWD" '' 'the first request'
 	echo 'tidy the README' >task.txt
+	echo 'cc: error: no such file parse.c' >build.log
 	n=0
 	while IFS= read -r example; do
 		case "$example" in
 		*classify-plan*) [ -x "$XG_SRCDIR/bin/xg-classify-plan" ] || continue ;;
 		esac
-		rm -f "$STUB/stdin"
-		run sh -c "$example"
+		rm -f "$STUB/stdin" "$STUB/args"
+		run sh -c "$example" </dev/null
 		[ "$status" -eq 0 ] || fail "'$example' exited $status: $output"
 		case "$example" in
 		*--dry-run*) assert_output --regexp "^printf .* \\| xg-run\$" ;;
+		"xg resume") assert_output --regexp "^c-1	.*	the first request\$" ;;
+		"cat build.log | xg run"*)
+			run jq -r 'select(.type == "request") | .text' "$STUB/stdin"
+			assert_output --partial $'<stdin>\ncc: error: no such file parse.c\n</stdin>' ;;
+		*--gate*) run cat "$STUB/args"
+			assert_output $'--gate\n.name != "bash"' ;;
 		"xg run"* | "xg plan"* | "xg resume"*)
 			[ -s "$STUB/stdin" ] || fail "'$example' ran no pipeline" ;;
 		*classify-plan*) assert_output --partial '"outcome":"no_plan"' ;;
@@ -469,9 +835,11 @@ examples() {
 		esac
 		n=$((n + 1))
 	done < <(examples)
-	[ "$n" -ge 6 ] || fail "only $n examples ran"
-	run cat plan.ndjson
-	assert_output '{"type":"run_end","status":"completed"}'
+	[ "$n" -ge 10 ] || fail "only $n examples ran"
+	run tail -n 1 plan.ndjson
+	assert_output --partial '{"type":"run_end","status":"completed"'
+	run cat summary.txt
+	assert_output "All done."
 }
 
 # With the real xg-run, against the loopback fake provider.  These need
@@ -535,6 +903,128 @@ steady() {
 	assert_line --regexp '^xg: completed; 1 tool call, '
 }
 
+# The text of every user message the fake provider was sent, in its last
+# request (openai-chat).
+sent_user_text() {
+	fake_log 'b = log[-1]["body"]
+for m in b["messages"]:
+    if m["role"] == "user":
+        c = m["content"]
+        print(c if isinstance(c, str) else "".join(p.get("text", "") for p in c))'
+}
+
+@test "with xg-run, piped text reaches the model with the request" {
+	need_xg_run <<-'EOF'
+	{"text": "It fails for want of parse.c."}
+	EOF
+	printf 'cc: error: parse.c: No such file\n' | xg run --json --model fake/m 'why does this fail?' >out
+	run jq -r 'select(.type == "run_end") | .status' out
+	assert_output completed
+	run sent_user_text
+	assert_output "why does this fail?
+
+Standard input, piped to xg with this request:
+<stdin>
+cc: error: parse.c: No such file
+</stdin>"
+}
+
+@test "with xg-run, a pipe kept open and idle does not hold the run, nor reach the model" {
+	need_xg_run <<-'EOF'
+	{"text": "Hello."}
+	EOF
+	mkfifo held
+	exec 5<>held
+	run timeout 20 xg run --json --model fake/m 'just this' <&5
+	exec 5>&-
+	assert_success
+	run sent_user_text
+	assert_output "just this"
+}
+
+@test "with xg-run, resume in each of two directories goes on with its own conversation" {
+	need_xg_run <<-'EOF'
+	{"text": "A one."}
+	{"text": "B one."}
+	{"text": "A two."}
+	{"text": "B two."}
+	EOF
+	mkdir -p a b
+	(cd a && xg run --json --model fake/m 'first in a' >../a1.out)
+	(cd b && xg run --json --model fake/m 'first in b' >../b1.out)
+	conv_a=$(jq -r 'select(.type == "run_end") | .conversation' a1.out)
+	conv_b=$(jq -r 'select(.type == "run_end") | .conversation' b1.out)
+	[ "$conv_a" != "$conv_b" ] || fail "one conversation for both"
+	(cd a && xg resume --json --model fake/m 'second in a' >../a2.out)
+	run jq -r 'select(.type == "run_end") | .conversation' a2.out
+	assert_output "$conv_a"
+	run sent_user_text
+	assert_output $'first in a\nsecond in a'
+	(cd b && xg resume --json --model fake/m 'second in b' >../b2.out)
+	run jq -r 'select(.type == "run_end") | .conversation' b2.out
+	assert_output "$conv_b"
+	run sent_user_text
+	assert_output $'first in b\nsecond in b'
+	cd a
+	run xg resume
+	assert_success
+	assert_output --regexp "^$conv_a	[0-9-]+ [0-9:]+	first in a\$"
+}
+
+@test "with xg-run, --reply holds the model's reply" {
+	need_xg_run <<-'EOF'
+	{"text": "The answer\nis 42."}
+	EOF
+	xg run --model fake/m -o answer.txt 'what is it?' >out
+	run cat answer.txt
+	assert_output $'The answer\nis 42.'
+	run jq -r 'select(.type == "run_end") | .reply' out
+	assert_output $'The answer\nis 42.'
+}
+
+@test "with xg-run, --gate refuses a tool call the filter refuses" {
+	need_xg_run <<-'EOF'
+	{"tool_calls": [{"id": "c1", "name": "bash", "args": {"command": "touch ran"}}]}
+	{"text": "Refused, then."}
+	EOF
+	xg run --json --model fake/m --gate 'if .name == "bash" then "no commands, 100% sure" else true end' \
+		'make a file' >out
+	[ ! -e ran ] || fail "the gate let bash run"
+	run jq -r 'select(.type == "tool_result") | "\(.ok) \(.output)"' out
+	assert_output --partial "false"
+	assert_output --partial "no commands, 100% sure"
+}
+
+@test "with xg-run, a failure on a terminal is said once; in a pipe each stage says it" {
+	need_xg_run </dev/null
+	run script -qec "xg run --model nosuch/model hi" /dev/null
+	assert_failure
+	out=$(tr -d '\r' <<<"$output")
+	assert_equal "$(grep -c "'nosuch/model' is not offered by the catalog" <<<"$out")" 1
+	assert_regex "$out" "xg: failed: no model to run on: 'nosuch/model' is not offered by the catalog"
+	run_split xg run --model nosuch/model hi
+	assert_failure
+	assert_equal "$stderr" "xg-choices: cannot start on nosuch/model: 'nosuch/model' is not offered by the catalog
+xg-run: no model to run on: 'nosuch/model' is not offered by the catalog"
+	run jq -r 'select(.type == "run_end") | .reason' <<<"$output"
+	assert_output "no model to run on: 'nosuch/model' is not offered by the catalog"
+	# XG_RENDERED from the caller is not passed on to the stages of a
+	# run xg does not render.
+	XG_RENDERED=1 run_split xg run --model nosuch/model hi
+	assert_equal "$(grep -c 'not offered' <<<"$stderr")" 2
+}
+
+@test "with xg-run, the commands a rendered run's tools run do not inherit XG_RENDERED" {
+	need_xg_run <<-'EOF'
+	{"tool_calls": [{"id": "c1", "name": "bash", "args": {"command": "echo \"rendered=${XG_RENDERED-unset}\""}}]}
+	{"text": "Checked."}
+	EOF
+	run script -qec "xg run --model fake/m 'check'" /dev/null
+	assert_success
+	run fake_log 'print("rendered=unset" in json.dumps(log[-1]["body"]))'
+	assert_output True
+}
+
 @test "a bad mode, conversation id or account name gets the same words from every program" {
 	mode="'Bad' is not a mode name (1 to 64 of [a-z0-9_-], starting with a letter)"
 	conv="'../x' is not a conversation id (1 to 128 of [A-Za-z0-9._-], not starting with '.' or '-')"
@@ -555,4 +1045,63 @@ steady() {
 		assert_failure
 		[[ "$stderr" == "${c%% *}: '.x' "*"$acct"* ]] || fail "$c: $stderr"
 	done
+}
+
+# complete_words WORD...: what the bash completion offers for the command
+# line WORD..., the last word being the one completed, one a line.
+complete_words() {
+	bash -c 'source "$XG_SRCDIR/completions/xg.bash"
+		COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=()
+		_xg_complete
+		[ ${#COMPREPLY[@]} -eq 0 ] || printf "%s\n" "${COMPREPLY[@]}"' complete "$@"
+}
+
+@test "the bash completion offers xg's verbs and the programs installed" {
+	run complete_words xg ''
+	assert_success
+	for c in commands help hello plan resume run version; do
+		assert_line "$c"
+	done
+	[ -x "$XG_SRCDIR/bin/xg-choices" ] && assert_line choices
+	refute_line goal
+	run complete_words xg ru
+	assert_output run
+	run complete_words xg help he
+	assert_output $'hello\nhelp'
+	run bash -c 'source "$XG_SRCDIR/completions/xg.bash"; complete -p'
+	assert_line 'complete -F _xg_complete xg'
+	assert_line 'complete -F _xg_complete xg-hello'
+	assert_line 'complete -F _xg_complete xg-choices'
+	refute_output --partial xg-goal
+}
+
+@test "the bash completion offers options and verbs where they belong, not files" {
+	touch reply.md run.log
+	run complete_words xg run --re
+	assert_output --reply
+	run complete_words xg resume --co
+	assert_output --conversation
+	run complete_words xg run --json ''
+	assert_output ''
+	run complete_words xg-choices s
+	assert_output $'set\nstart'
+	run complete_words xg choices start --c
+	assert_output --conversation
+	run complete_words xg-choices set --
+	assert_output $'--account\n--effort\n--help\n--mode\n--model'
+	run complete_words xg-snapshot replay --
+	assert_output $'--base\n--help'
+	run complete_words xg run --model llamacpp/
+	assert_output $'llamacpp/gpt-oss-20b\nllamacpp/qwen3-coder-30b-a3b'
+	run complete_words xg run -o re
+	assert_output reply.md
+	complete_words xg-classify-plan r >files
+	run sort files
+	assert_output $'reply.md\nrun.log'
+	conversation c-here "$PWD"
+	conversation c-there /somewhere/else
+	run complete_words xg resume ''
+	assert_output c-here
+	run complete_words xg resume c-here ''
+	assert_output ''
 }

@@ -267,7 +267,8 @@ int xg_choices_resolve_mode(struct xg_choices_resolver *x, const char *mode,
 			  "(set a provider's key variable, or run 'xg-choices auth PROVIDER')",
 			  x->account);
 	*out = xg_choices_null_record(source, x->account, mode, why);
-	xg_error("%s", why);
+	if (!xg_prog_records_shown())
+		xg_error("%s", why);
 	free(why);
 	return XG_EX_NOPERM;
 }

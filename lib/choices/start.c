@@ -79,7 +79,8 @@ static int start_explicit(struct xg_choices_resolver *x, const char *mode, const
 	jv m, e;
 
 	if (r <= 0) {
-		xg_error("cannot start on %s: %s", id, why);
+		if (!xg_prog_records_shown())
+			xg_error("cannot start on %s: %s", id, why);
 		*out = xg_choices_null_record("flag", x->account, mode, why);
 		*out = xg_json_set(*out, "requested", jv_string(id));
 		free(why);
@@ -90,7 +91,8 @@ static int start_explicit(struct xg_choices_resolver *x, const char *mode, const
 		char *list = xg_catalog_efforts_text(jv_copy(m));
 		why = xg_asprintf("model '%s' does not accept effort '%s'; it accepts: %s", id,
 				  effort, list);
-		xg_error("%s", why);
+		if (!xg_prog_records_shown())
+			xg_error("%s", why);
 		*out = xg_choices_null_record("flag", x->account, mode, why);
 		*out = xg_json_set(*out, "requested", jv_string(id));
 		free(list);
@@ -216,7 +218,8 @@ static int start_conversation(struct xg_choices_resolver *x, const char *mode,
 		id = xg_json_string_peek(last, "id");
 		r = xg_choices_resolve_usable(x, id, &why, &code);
 		if (r < 0) {
-			xg_error("cannot decide the model of conversation %s: %s", conv, why);
+			if (!xg_prog_records_shown())
+				xg_error("cannot decide the model of conversation %s: %s", conv, why);
 			*out = xg_choices_null_record("history", x->account, mode, why);
 			free(why);
 			r = code;
@@ -238,7 +241,8 @@ static int start_conversation(struct xg_choices_resolver *x, const char *mode,
 		last = now;
 		if (tries == 16) {
 			/* Others keep changing it: give up as on a busy lock. */
-			xg_error("the model of conversation %s keeps changing; try again", conv);
+			if (!xg_prog_records_shown())
+				xg_error("the model of conversation %s keeps changing; try again", conv);
 			*out = xg_choices_null_record("fallback", x->account, mode,
 						      "the conversation's model keeps changing");
 			r = XG_EX_TEMPFAIL;
@@ -335,7 +339,8 @@ static int start_account(struct xg_choices *c, const struct ask *a, const char *
 		if (torn) {
 			char *t = xg_asprintf("the last line of conversation %s is torn (an append "
 					      "that did not finish); it is ignored", a->conv);
-			xg_warn("%s", t);
+			if (!xg_prog_records_shown())
+				xg_warn("%s", t);
 			*records = jv_array_append(*records, notice_record(t));
 			free(t);
 		}
@@ -354,7 +359,7 @@ static int start_account(struct xg_choices *c, const struct ask *a, const char *
 	if (a->effort && !a->model && jv_is_valid(last)) {
 		/* An effort without a model is for whatever model starts. */
 		unapplied = apply_effort(c, out, a->effort, a->effort_from);
-		if (unapplied)
+		if (unapplied && !xg_prog_records_shown())
 			xg_warn("%s", unapplied);
 	}
 	if (c->verbose && !jv_is_valid(xg_json_get_peek(*out, "skipped")))

@@ -4,9 +4,57 @@
  * The dispatch subsystem, xg_dispatch_, xg_render_: the verbs xg runs itself
  * and the renderer that shows a run's records to a person.  Its one public
  * header.
+ *
+ *   verbs.c   the verbs: run, plan and resume read their command line;
+ *             help, version, commands
+ *   run.c     the request, the pipeline of a run, its shell form, its output
+ *   input.c   what a run takes from standard input besides its operands
+ *   resume.c  the conversations of this directory
+ *   render.c  the records as a person reads them
  */
 #include <stdio.h>
 #include "json.h"
+#include "opt.h"
+
+/*
+ * xg's own verbs, as a table in cmd/xg.c: each gets the table, its own
+ * entry and its arguments from the verb on (argv[0] is the verb), and
+ * returns the exit status.  Every other command runs xg-COMMAND.
+ */
+struct xg_dispatch_verb;
+struct xg_dispatch_cli {
+	const struct xg_command *cmd;		/* xg's usage and options */
+	const struct xg_dispatch_verb *verbs;	/* ends with an all-zero entry */
+};
+struct xg_dispatch_verb {
+	const char *name;
+	const char *summary;	/* what "xg help VERB" says it does */
+	int (*run)(const struct xg_dispatch_cli *cli, const struct xg_dispatch_verb *v,
+		   int argc, char **argv);
+};
+
+/* The entry of verbs named name, or NULL. */
+const struct xg_dispatch_verb *xg_dispatch_verb_find(const struct xg_dispatch_verb *verbs,
+						     const char *name);
+
+/* The ids of the options of run, plan and resume, for cmd/xg.c's table. */
+enum {
+	XG_DISPATCH_OPT_ACCOUNT = 1, XG_DISPATCH_OPT_ASK, XG_DISPATCH_OPT_CONVERSATION,
+	XG_DISPATCH_OPT_DRY_RUN, XG_DISPATCH_OPT_EFFORT, XG_DISPATCH_OPT_GATE,
+	XG_DISPATCH_OPT_JSON, XG_DISPATCH_OPT_MODEL, XG_DISPATCH_OPT_REPLY,
+	XG_DISPATCH_OPT_VARIANT
+};
+
+/* The verbs: run, plan and resume (one function, by v->name), help,
+ * version, commands. */
+int xg_dispatch_run_verb(const struct xg_dispatch_cli *cli, const struct xg_dispatch_verb *v,
+			 int argc, char **argv);
+int xg_dispatch_help(const struct xg_dispatch_cli *cli, const struct xg_dispatch_verb *v,
+		     int argc, char **argv);
+int xg_dispatch_version(const struct xg_dispatch_cli *cli, const struct xg_dispatch_verb *v,
+			int argc, char **argv);
+int xg_dispatch_commands(const struct xg_dispatch_cli *cli, const struct xg_dispatch_verb *v,
+			 int argc, char **argv);
 
 /*
  * The verbs xg runs itself (run, plan, resume): a request record fed to the
@@ -23,6 +71,9 @@ struct xg_dispatch_run {
 	const char *mode;		/* "normal" or "plan" */
 	const char *conversation;	/* NULL: a new conversation */
 	const char *account, *variant, *model, *effort;	/* NULL: unset */
+	const char *gate, *ask;		/* xg-run's --gate and --ask; NULL: unset */
+	const char *reply;		/* --reply: the file for the reply; NULL: none */
+	const char *notice;		/* a notice record's text to send first; NULL: none */
 	int json;			/* records even on a terminal */
 	int dry_run;			/* print the pipeline, run nothing */
 };
@@ -36,27 +87,65 @@ struct xg_dispatch_run {
 char *xg_dispatch_read_text(int fd);
 
 /*
- * The request record as one line without its newline (the caller frees
- * it): {"type":"request","text":...,"mode":...,"conversation"?,"account"?,
- * "variant"?,"model"?,"effort"?,"cwd":...}.  '$' and '\'' are written as
- * JSON escapes, so the line can stand inside single quotes in sh(1) and in
- * a Makefile alike and still parses to the same values.
+ * Text piped to a run on standard input besides its operand ("cat build.log
+ * | xg run 'why does this fail?'"), read only when that cannot wait on
+ * anyone: standard input is open, not a terminal, and a regular file, or
+ * else (a pipe, a socket, a device) has data or its end within
+ * XG_DISPATCH_PIPE_WAIT_MS.  Then it is read to its end or to
+ * XG_DISPATCH_MAX_PIPED bytes, whichever comes first; *cut says the cap was
+ * reached (the text then ends before the cap on a whole UTF-8 character).
+ * NULL when nothing is read or it is empty; trailing newlines are dropped.
+ * Exit 65 when it holds a NUL byte, 74 when it cannot be read.
  */
-char *xg_dispatch_request(const struct xg_dispatch_run *o);
+#define XG_DISPATCH_PIPE_WAIT_MS 500
+#define XG_DISPATCH_MAX_PIPED ((size_t)1 << 20)
+char *xg_dispatch_read_piped(int fd, int *cut);
+
+/* text followed by the piped text in a delimited block saying where it came
+ * from (and, when cut, that it was); the caller frees it. */
+char *xg_dispatch_with_piped(const char *text, const char *piped, int cut);
+
+/*
+ * The records fed to the pipeline, one a line with a newline after each
+ * (the caller frees them): a notice first when o->notice is set, then the
+ * request, {"type":"request","text":...,"mode":...,"conversation"?,
+ * "account"?,"variant"?,"model"?,"effort"?,"cwd":...}.  '$', '\'' and '%'
+ * are written as JSON escapes, so a line can stand inside single quotes in
+ * sh(1), a Makefile and a crontab alike and still parses to the same
+ * values.
+ */
+char *xg_dispatch_input(const struct xg_dispatch_run *o);
 
 /*
  * Runs the pipeline for o (or prints it as one sh(1) command, for
  * --dry-run) and returns the exit status: xg-run's, or 70 when a stage
- * cannot be found or started.  On a terminal without --json the records
- * are rendered for a person (render.h); else xg-run writes them to
- * standard output itself.
+ * cannot be found or started, or 74 when the reply file cannot be written.
+ * On a terminal without --json the records are rendered for a person
+ * (below); else they go to standard output as xg-run writes them.
  */
 int xg_dispatch_run(const struct xg_dispatch_run *o);
 
-/* The id of the conversation written to last in $state/conversations (the
- * newest modification time; the greater id on a tie), or NULL when there
- * is none.  The caller frees it. */
-char *xg_dispatch_newest_conversation(void);
+/*
+ * The conversations whose workspace is the current directory: those whose
+ * header's "cwd" names it (after realpath(3) of both), newest first (the
+ * newest modification time; the greater id on a tie).
+ */
+/* The newest one's id, or NULL when there is none (the caller frees it). */
+char *xg_dispatch_newest_here(void);
+/* Writes up to max of them to fp, one a line: the id, the time of the last
+ * write (local, YYYY-MM-DD HH:MM) and the first line of the first request,
+ * separated by tabs.  Returns how many were written. */
+int xg_dispatch_list_here(FILE *fp, int max);
+/* Whether word names a conversation: one that exists, or a word shaped as
+ * xg_conv_new_id makes them (YYYYMMDD-HHMMSS-xxxxxxxx). */
+int xg_dispatch_is_conversation_id(const char *word);
+
+/*
+ * The reply of a run as its records tell it: each assistant message's text
+ * replaces *reply as it comes, then run_end's reply when it is a non-empty
+ * string.  rec is only looked at; *reply is the caller's to free.
+ */
+void xg_dispatch_reply_peek(jv rec, char **reply);
 
 /*
  * Rendering a run's records for a person (xg on a terminal, xg(1)): the
@@ -81,6 +170,7 @@ struct xg_render {
 	int ended;		/* run_end was seen */
 	jv calls;		/* tool_call records by id, waiting for results */
 	char *conversation;	/* from run_start */
+	char *reply;		/* the run's reply so far (xg_dispatch_reply_peek) */
 };
 
 void xg_render_init(struct xg_render *r, int color);
@@ -95,8 +185,10 @@ void xg_render_finish(struct xg_render *r, struct xg_buf *out);
  * Reads records from fd and writes their rendering to fp, flushing after
  * each record, until the end of the input.  A line that is not a record
  * is reported on standard error and the rest of the input read and
- * dropped, so the writer never blocks.  0, or -1 on a write error to fp.
+ * dropped, so the writer never blocks.  When reply is not NULL, *reply is
+ * the run's reply at the end (NULL when it had none; the caller frees it).
+ * 0, or -1 on a write error to fp.
  */
-int xg_render_stream(int fd, const char *name, FILE *fp, int color);
+int xg_render_stream(int fd, const char *name, FILE *fp, int color, char **reply);
 
 #endif

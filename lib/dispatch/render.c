@@ -1,3 +1,8 @@
+/*
+ * The renderer (dispatch.h): a run's records as a person reads them on a
+ * terminal, one function per record type, the status line from run_end,
+ * and the loop that reads records from a descriptor and writes the text.
+ */
 #include "xg.h"
 #include "dispatch/dispatch.h"
 
@@ -19,8 +24,10 @@ void xg_render_release(struct xg_render *r)
 {
 	jv_free(r->calls);
 	free(r->conversation);
+	free(r->reply);
 	r->calls = jv_invalid();
 	r->conversation = NULL;
+	r->reply = NULL;
 }
 
 /* Appends s[0..n) without the control characters a terminal would act on. */
@@ -355,6 +362,7 @@ void xg_render_record_peek(struct xg_render *r, jv rec, struct xg_buf *out)
 
 	if (!type)
 		return;
+	xg_dispatch_reply_peek(rec, &r->reply);
 	if (!strcmp(type, "text"))
 		render_text(r, rec, out);
 	else if (!strcmp(type, "message"))
@@ -406,7 +414,7 @@ static int flush_out(struct xg_buf *b, FILE *fp)
 	return rc;
 }
 
-int xg_render_stream(int fd, const char *name, FILE *fp, int color)
+int xg_render_stream(int fd, const char *name, FILE *fp, int color, char **reply)
 {
 	struct xg_rec_reader rd;
 	struct xg_render r;
@@ -434,6 +442,10 @@ int xg_render_stream(int fd, const char *name, FILE *fp, int color)
 	xg_render_finish(&r, &out);
 	if (flush_out(&out, fp) < 0)
 		rc = -1;
+	if (reply) {
+		*reply = r.reply;
+		r.reply = NULL;
+	}
 	xg_render_release(&r);
 	xg_rec_reader_release(&rd);
 	xg_buf_release(&out);

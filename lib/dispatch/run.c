@@ -1,9 +1,13 @@
+/*
+ * The run of "xg run", "xg plan" and "xg resume" (dispatch.h): the records
+ * fed to the pipeline, its stages, its one-line shell form for --dry-run,
+ * and its output: rendered, or copied through with the reply kept for
+ * --reply.
+ */
 #include "xg.h"
 #include "dispatch/dispatch.h"
 #include "exec.h"
 #include "pipeline.h"
-#include "conversation.h"
-#include <dirent.h>
 
 /* The stages of a run, in order, with their arguments. */
 static const char *const stages[][3] = {
@@ -19,30 +23,42 @@ static jv set_opt(jv req, const char *key, const char *value)
 	return value ? xg_json_set(req, key, jv_string(value)) : req;
 }
 
-char *xg_dispatch_read_text(int fd)
+/* Appends v (consumed) as one line and a newline, with '$', '\'' and '%'
+ * as JSON escapes: they can only stand inside JSON strings, where the
+ * escapes mean the same characters. */
+static void add_line(struct xg_buf *out, jv v)
 {
-	struct xg_buf b = XG_BUF_INIT(XG_DISPATCH_MAX_TEXT);
-
-	if (xg_read_fd(fd, &b) < 0) {
-		if (errno == EFBIG)
-			xg_die(XG_EX_DATAERR, "the text on standard input is longer than %zu "
-			       "bytes", XG_DISPATCH_MAX_TEXT);
-		xg_die_errno(XG_EX_IOERR, "cannot read standard input");
-	}
-	while (b.len && (b.buf[b.len - 1] == '\n' || b.buf[b.len - 1] == '\r'))
-		xg_buf_setlen(&b, b.len - 1);
-	if (memchr(b.buf, '\0', b.len))
-		xg_die(XG_EX_DATAERR, "the text on standard input holds a NUL byte");
-	return xg_buf_detach(&b, NULL);
-}
-
-char *xg_dispatch_request(const struct xg_dispatch_run *o)
-{
-	struct xg_buf line = XG_BUF_INIT(0), out = XG_BUF_INIT(0);
-	char *cwd = getcwd(NULL, 0);
-	jv req = xg_rec_new("request");
+	struct xg_buf line = XG_BUF_INIT(0);
 	size_t i;
 
+	if (xg_json_dump(&line, v) < 0)
+		xg_die(XG_EX_SOFTWARE, "cannot write the request");
+	for (i = 0; i < line.len; i++) {
+		if (line.buf[i] == '$')
+			xg_buf_addstr(out, "\\u0024");
+		else if (line.buf[i] == '\'')
+			xg_buf_addstr(out, "\\u0027");
+		else if (line.buf[i] == '%')
+			xg_buf_addstr(out, "\\u0025");
+		else
+			xg_buf_addch(out, line.buf[i]);
+	}
+	xg_buf_addch(out, '\n');
+	xg_buf_release(&line);
+}
+
+char *xg_dispatch_input(const struct xg_dispatch_run *o)
+{
+	struct xg_buf out = XG_BUF_INIT(0);
+	char *cwd = getcwd(NULL, 0);
+	jv req = xg_rec_new("request");
+
+	if (o->notice) {
+		jv n = xg_rec_new("notice");
+
+		n = xg_json_set(n, "from", jv_string("xg"));
+		add_line(&out, xg_json_set(n, "text", jv_string(o->notice)));
+	}
 	req = xg_json_set(req, "text", xg_json_string_bytes(o->text, strlen(o->text)));
 	req = xg_json_set(req, "mode", jv_string(o->mode));
 	req = set_opt(req, "conversation", o->conversation);
@@ -53,30 +69,19 @@ char *xg_dispatch_request(const struct xg_dispatch_run *o)
 	if (cwd)
 		req = xg_json_set(req, "cwd", xg_json_string_bytes(cwd, strlen(cwd)));
 	free(cwd);
-	if (xg_json_dump(&line, req) < 0)
-		xg_die(XG_EX_SOFTWARE, "cannot write the request");
-	/* Both can only stand inside JSON strings, where the escapes mean
-	 * the same characters. */
-	for (i = 0; i < line.len; i++) {
-		if (line.buf[i] == '$')
-			xg_buf_addstr(&out, "\\u0024");
-		else if (line.buf[i] == '\'')
-			xg_buf_addstr(&out, "\\u0027");
-		else
-			xg_buf_addch(&out, line.buf[i]);
-	}
-	xg_buf_release(&line);
+	add_line(&out, req);
 	return xg_buf_detach(&out, NULL);
 }
 
 /*
- * Adds the stages to p.  A stage is named by its bare name when a shell
+ * Adds the stages to p, xg-run with --stream when stream is set and the
+ * --gate and --ask of o.  A stage is named by its bare name when a shell
  * would find the same program in PATH, else by its path, so the printed
  * pipeline runs the same programs xg would.
  */
-static void add_stages(struct xg_pipeline *p, int stream)
+static void add_stages(struct xg_pipeline *p, const struct xg_dispatch_run *o, int stream)
 {
-	const char *argv[4];
+	const char *argv[8];
 	size_t i;
 
 	for (i = 0; i < NSTAGES; i++) {
@@ -90,8 +95,18 @@ static void add_stages(struct xg_pipeline *p, int stream)
 		argv[n++] = in_path && !strcmp(in_path, path) ? name : path;
 		if (stages[i][1])
 			argv[n++] = stages[i][1];
-		if (stream && i + 1 == NSTAGES)
-			argv[n++] = "--stream";
+		if (i + 1 == NSTAGES) {
+			if (stream)
+				argv[n++] = "--stream";
+			if (o->gate) {
+				argv[n++] = "--gate";
+				argv[n++] = o->gate;
+			}
+			if (o->ask) {
+				argv[n++] = "--ask";
+				argv[n++] = o->ask;
+			}
+		}
 		argv[n] = NULL;
 		xg_pipeline_add(p, path, argv);
 		free(name);
@@ -100,19 +115,62 @@ static void add_stages(struct xg_pipeline *p, int stream)
 	}
 }
 
-static void print_shell(const struct xg_pipeline *p, const char *request)
+/*
+ * Appends word quoted for sh(1) with neither '$' (which make(1) expands)
+ * nor '%' (which cron(8) turns into a newline) in the quoted form: inside
+ * single quotes, a '$' or '%' is written as the output of printf with the
+ * character's octal escape, in backquotes.
+ */
+static void add_word(struct xg_buf *b, const char *word)
+{
+	const char *s;
+
+	if (*word && strspn(word, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			    "0123456789_-./:,+@") == strlen(word)) {
+		xg_buf_addstr(b, word);
+		return;
+	}
+	xg_buf_addch(b, '\'');
+	for (s = word; *s; s++) {
+		if (*s == '\'')
+			xg_buf_addstr(b, "'\\''");
+		else if (*s == '$')
+			xg_buf_addstr(b, "'`printf '\\044'`'");
+		else if (*s == '%')
+			xg_buf_addstr(b, "'`printf '\\045'`'");
+		else
+			xg_buf_addch(b, *s);
+	}
+	xg_buf_addch(b, '\'');
+}
+
+/*
+ * Prints the pipeline as one line of sh(1): the input records are the
+ * format of a printf, which holds no '%' (xg_dispatch_input escapes it)
+ * and whose every '\' is doubled, so printf writes them as they are.
+ */
+static void print_shell(const struct xg_pipeline *p, const char *input)
 {
 	struct xg_buf b = XG_BUF_INIT(0);
+	const char *s;
 	size_t i, j;
 
-	xg_buf_addstr(&b, "printf '%s\\n' ");
-	xg_shell_quote(&b, request);
+	xg_buf_addstr(&b, "printf '");
+	for (s = input; *s; s++) {
+		if (*s == '\\')
+			xg_buf_addstr(&b, "\\\\");
+		else if (*s == '\n')
+			xg_buf_addstr(&b, "\\n");
+		else
+			xg_buf_addch(&b, *s);
+	}
+	xg_buf_addch(&b, '\'');
 	for (i = 0; i < p->n; i++) {
 		xg_buf_addstr(&b, " | ");
 		for (j = 0; p->stages[i].argv[j]; j++) {
 			if (j)
 				xg_buf_addch(&b, ' ');
-			xg_shell_quote(&b, p->stages[i].argv[j]);
+			add_word(&b, p->stages[i].argv[j]);
 		}
 	}
 	printf("%s\n", b.buf);
@@ -126,73 +184,136 @@ static int use_color(void)
 	return !getenv("NO_COLOR") && !(term && !strcmp(term, "dumb"));
 }
 
+/* Keeps the reply a record line tells of, when it is a record. */
+static void see_line(const struct xg_buf *line, char **reply)
+{
+	jv v = jv_parse_sized(line->buf, (int)line->len);
+
+	if (jv_get_kind(v) == JV_KIND_OBJECT)
+		xg_dispatch_reply_peek(v, reply);
+	jv_free(v);
+}
+
+/*
+ * Copies what fd gives to standard output as it comes, and keeps the run's
+ * reply from its records.  A line longer than the records' ceiling is
+ * passed on unread.  The input is read to its end even when standard output
+ * fails, so the writer never blocks; 0, or -1 on a write error.
+ */
+static int tee_records(int fd, char **reply)
+{
+	struct xg_buf line = XG_BUF_INIT(0);
+	size_t max = xg_rec_max_line();
+	char chunk[65536];
+	int rc = 0, skip = 0;
+	ssize_t n;
+
+	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
+		const char *s = chunk, *end = chunk + n, *nl;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		if (!rc && (fwrite(chunk, 1, (size_t)n, stdout) != (size_t)n || fflush(stdout)))
+			rc = -1;
+		for (; s < end; s = nl + 1) {
+			nl = memchr(s, '\n', (size_t)(end - s));
+			if (!skip && (size_t)((nl ? nl : end) - s) > max - line.len)
+				skip = 1;
+			if (!skip)
+				xg_buf_add(&line, s, (size_t)((nl ? nl : end) - s));
+			if (!nl)
+				break;
+			if (!skip)
+				see_line(&line, reply);
+			xg_buf_reset(&line);
+			skip = 0;
+		}
+	}
+	if (line.len && !skip)
+		see_line(&line, reply);	/* a last line without its newline */
+	xg_buf_release(&line);
+	return rc;
+}
+
+/* Writes reply (NULL: none) and a newline after it to path, atomically,
+ * with the mode a new file gets; 0 or XG_EX_IOERR (reported). */
+static int write_reply(const char *path, const char *reply)
+{
+	struct xg_buf b = XG_BUF_INIT(0);
+	mode_t mask = umask(0);
+	int rc;
+
+	umask(mask);
+	if (reply && *reply) {
+		xg_buf_addstr(&b, reply);
+		if (reply[strlen(reply) - 1] != '\n')
+			xg_buf_addch(&b, '\n');
+	}
+	rc = xg_write_atomic(path, b.buf, b.len, 0666 & ~mask) < 0 ? XG_EX_IOERR : 0;
+	xg_buf_release(&b);
+	return rc;
+}
+
+void xg_dispatch_reply_peek(jv rec, char **reply)
+{
+	const char *type = xg_json_string_peek(rec, "type");
+	const char *role = xg_json_string_peek(rec, "role");
+	const char *text = NULL;
+
+	if (!type)
+		return;
+	if (!strcmp(type, "message") && role && !strcmp(role, "assistant"))
+		text = xg_json_string_peek(rec, "text");
+	else if (!strcmp(type, "run_end"))
+		text = xg_json_string_peek(rec, "reply");
+	if (!text || (!*text && !strcmp(type, "run_end")))
+		return;
+	free(*reply);
+	*reply = xg_strdup(text);
+}
+
 int xg_dispatch_run(const struct xg_dispatch_run *o)
 {
 	struct xg_pipeline p;
-	char *request = xg_dispatch_request(o), *input;
-	int render = !o->json && !o->dry_run && isatty(1), rc;
+	char *input = xg_dispatch_input(o), *reply = NULL;
+	int render = !o->json && !o->dry_run && isatty(1), capture = render || o->reply, rc;
 
+	if (o->notice && !render)
+		xg_warn("%s", o->notice);
 	xg_pipeline_init(&p);
-	add_stages(&p, render);
+	add_stages(&p, o, render);
 	if (o->dry_run) {
-		print_shell(&p, request);
+		print_shell(&p, input);
 		rc = 0;
 		goto out;
 	}
-	input = xg_asprintf("%s\n", request);
 	fflush(stdout);
-	if (xg_pipeline_start(&p, input, strlen(input), render ? XG_PIPELINE_CAPTURE : 1) < 0) {
-		free(input);
+	/* The stages of a rendered run leave off stderr what their records
+	 * say (prog.h); nothing else xg starts inherits it. */
+	if (render)
+		setenv("XG_RENDERED", "1", 1);
+	rc = xg_pipeline_start(&p, input, strlen(input), capture ? XG_PIPELINE_CAPTURE : 1);
+	unsetenv("XG_RENDERED");
+	if (rc < 0) {
 		rc = XG_EX_SOFTWARE;
 		goto out;
 	}
-	free(input);
-	if (render) {
-		xg_render_stream(p.out_fd, "xg-run's output", stdout, use_color());
+	if (render)
+		xg_render_stream(p.out_fd, "xg-run's output", stdout, use_color(), &reply);
+	else if (capture)
+		tee_records(p.out_fd, &reply);
+	if (capture) {
 		close(p.out_fd);
 		p.out_fd = -1;
 	}
 	rc = xg_pipeline_wait(&p);
+	if (o->reply && write_reply(o->reply, reply) && !rc)
+		rc = XG_EX_IOERR;
 out:
 	xg_pipeline_release(&p);
-	free(request);
+	free(input);
+	free(reply);
 	return rc;
-}
-
-char *xg_dispatch_newest_conversation(void)
-{
-	char *dir = xg_path_state("conversations"), *best = NULL;
-	struct timespec best_t = { 0, 0 };
-	struct dirent *e;
-	DIR *d = opendir(dir);
-
-	if (!d) {
-		free(dir);
-		return NULL;
-	}
-	while ((e = readdir(d))) {
-		size_t len = strlen(e->d_name);
-		struct stat st;
-		char *id, *path;
-
-		if (len <= 6 || strcmp(e->d_name + len - 6, ".jsonl"))
-			continue;
-		id = xg_strndup(e->d_name, len - 6);
-		path = xg_path_join(dir, e->d_name);
-		if (xg_conv_id_valid(id) && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-		    (!best || st.st_mtim.tv_sec > best_t.tv_sec ||
-		     (st.st_mtim.tv_sec == best_t.tv_sec &&
-		      (st.st_mtim.tv_nsec > best_t.tv_nsec ||
-		       (st.st_mtim.tv_nsec == best_t.tv_nsec && strcmp(id, best) > 0))))) {
-			free(best);
-			best = id;
-			id = NULL;
-			best_t = st.st_mtim;
-		}
-		free(id);
-		free(path);
-	}
-	closedir(d);
-	free(dir);
-	return best;
 }

@@ -19,7 +19,9 @@ int xg_run_fail(struct run *r, int rc, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s: %s\n", xg_progname, msg);
+	/* run_end says it too; said once when xg shows the records. */
+	if (!xg_prog_records_shown())
+		fprintf(stderr, "%s: %s\n", xg_progname, msg);
 	if (!r->reason)
 		r->reason = xg_strdup(msg);
 	r->status = "failed";

@@ -34,6 +34,6 @@ int cmd__render(int argc, char **argv)
 		if (id == OPT_COLOR)
 			color = 1;
 	xg_opt_release(&o);
-	rc = xg_render_stream(0, "standard input", stdout, color) < 0 ? XG_EX_IOERR : 0;
+	rc = xg_render_stream(0, "standard input", stdout, color, NULL) < 0 ? XG_EX_IOERR : 0;
 	return xg_prog_exit(rc);
 }
