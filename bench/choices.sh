@@ -13,6 +13,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export XG_HOME="$tmp/home" XG_SHARE_DIR="$PWD/share/xg"
 unset XG_ACCOUNT OPENAI_API_KEY ANTHROPIC_API_KEY OPENROUTER_API_KEY
+# Configured, the local server is what a start with nothing saved runs on.
+export LLAMACPP_BASE_URL=http://127.0.0.1:8080/v1
 conv="$XG_HOME/state/conversations"
 mkdir -p "$conv"
 

@@ -4,10 +4,9 @@
  */
 #include "xg.h"
 #include "choices/choices.h"
-#include "conversation.h"
 
 static const char *const usage[] = {
-	"xg-choices models [--account name]",
+	"xg-choices models [--account name] [--probe provider]",
 	"xg-choices accounts",
 	"xg-choices auth [--account name] [--remove] provider",
 	"xg-choices set [--account name] --mode mode --model id [--effort effort]",
@@ -18,7 +17,8 @@ static const char *const usage[] = {
 	NULL
 };
 
-enum { OPT_ACCOUNT = 1, OPT_CONVERSATION, OPT_EFFORT, OPT_MODE, OPT_MODEL, OPT_REMOVE, OPT_VERBOSE };
+enum { OPT_ACCOUNT = 1, OPT_CONVERSATION, OPT_EFFORT, OPT_MODE, OPT_MODEL, OPT_PROBE, OPT_REMOVE,
+	OPT_VERBOSE };
 
 static const struct xg_option options[] = {
 	{ OPT_ACCOUNT, 0, "account", "name", "use this account (else XG_ACCOUNT, the account file, default)" },
@@ -26,6 +26,7 @@ static const struct xg_option options[] = {
 	{ OPT_EFFORT, 0, "effort", "effort", "the effort to save, or to start at" },
 	{ OPT_MODE, 0, "mode", "mode", "the mode (normal, plan, ...); default normal" },
 	{ OPT_MODEL, 0, "model", "id", "a model, PROVIDER/MODEL" },
+	{ OPT_PROBE, 0, "probe", "provider", "models: list the models provider's server serves" },
 	{ OPT_REMOVE, 0, "remove", NULL, "auth: remove the provider's stored key" },
 	{ OPT_VERBOSE, 'v', "verbose", NULL, "say which saved choices were skipped and why" },
 	{ 0 }
@@ -38,6 +39,7 @@ static const struct xg_command cmd = {
 
 struct args {
 	struct xg_choices_want want;
+	const char *probe;
 	int remove, verbose;
 	char *account;		/* NULL for start, which finds one per request */
 	struct xg_rec_writer w;
@@ -47,7 +49,8 @@ static int models(struct xg_opts *o, void *ctx)
 {
 	struct args *a = ctx;
 
-	return xg_catalog_write_models(a->account, &a->w);
+	return a->probe ? xg_catalog_probe(a->account, a->probe, &a->w)
+			: xg_catalog_write_models(a->account, &a->w);
 }
 
 static int accounts(struct xg_opts *o, void *ctx)
@@ -110,6 +113,7 @@ int main(int argc, char **argv)
 	struct args a = { 0 };
 	struct xg_opts o;
 	const char *arg;
+	char *bad;
 	int id, rc = 0;
 
 	xg_prog_init("xg-choices");
@@ -121,25 +125,16 @@ int main(int argc, char **argv)
 		case OPT_EFFORT: a.want.effort = arg; break;
 		case OPT_MODE: a.want.mode = arg; break;
 		case OPT_MODEL: a.want.model = arg; break;
+		case OPT_PROBE: a.probe = arg; break;
 		case OPT_REMOVE: a.remove = 1; break;
 		case OPT_VERBOSE: a.verbose = 1; break;
 		}
 	}
 	/* Options and account come before the verb: a bad one is named first. */
-	if (o.nargs > 0) {
-		if (a.want.mode && !xg_conv_mode_valid(a.want.mode))
-			xg_usage_error(&cmd, "'%s' " XG_CONV_MODE_BAD, a.want.mode);
-		if (a.want.account && !xg_account_name_valid(a.want.account))
-			xg_usage_error(&cmd, "'%s' " XG_ACCOUNT_NAME_BAD, a.want.account);
-		if (a.want.conversation && !xg_conv_id_valid(a.want.conversation))
-			xg_usage_error(&cmd, "'%s' " XG_CONV_ID_BAD, a.want.conversation);
-		if (a.want.conversation && strcmp(o.args[0], "start"))
-			xg_usage_error(&cmd, "--conversation is for 'start'");
-		if (a.remove && strcmp(o.args[0], "auth"))
-			xg_usage_error(&cmd, "--remove is for 'auth'");
-		if (strcmp(o.args[0], "start"))
-			rc = xg_account_current(a.want.account, "--account", &a.account, NULL);
-	}
+	if (o.nargs > 0 && (bad = xg_choices_misused(&a.want, o.args[0], a.probe, a.remove)))
+		xg_usage_error(&cmd, "%s", bad);
+	if (o.nargs > 0 && strcmp(o.args[0], "start"))
+		rc = xg_account_current(a.want.account, "--account", &a.account, NULL);
 	xg_rec_writer_init(&a.w, stdout);
 	if (rc == 0)
 		rc = xg_opt_verb(&o, verbs)->run(&o, &a);

@@ -1,18 +1,23 @@
 #!/usr/bin/env bats
 # xg-choices: the catalog, accounts and keys, saved choices, resolution and
-# the start model of a conversation.  The fixture catalog (tests/fixtures/
-# choices/share) has providers alpha and beta, which need XG_TEST_ALPHA_KEY
-# and XG_TEST_BETA_KEY, and local, which needs none.
+# the start model of a conversation, the models a server serves.  The
+# fixture catalog (tests/fixtures/choices/share) has providers alpha and
+# beta, which need XG_TEST_ALPHA_KEY and XG_TEST_BETA_KEY, and local, which
+# needs none and is picked by itself only once configured.
 
 load lib/helper
+load lib/fake-provider
 
 setup() {
 	unset OPENAI_API_KEY ANTHROPIC_API_KEY OPENROUTER_API_KEY XG_TEST_ALPHA_KEY XG_TEST_BETA_KEY
+	unset LLAMACPP_BASE_URL OLLAMA_BASE_URL XG_TEST_LOCAL_URL FAKE_PROVIDER_KEY
 	export XG_SHARE_DIR="$FIXTURES/choices/share"
 	CONFIG="$XG_HOME/config"
 	ACCT="$CONFIG/accounts/default"
 	CONVS="$XG_HOME/state/conversations"
 }
+
+teardown() { fake_provider_stop; }
 
 choices() { mkdir -p "$ACCT"; cat > "$ACCT/choices.json"; }
 user_catalog() { mkdir -p "$CONFIG"; cat > "$CONFIG/models.json"; }
@@ -161,16 +166,25 @@ print(n >= 15)
 	[[ "$stderr" == *"$CONFIG/models.json"*"provider 'vllm'"*"'kind'"* ]]
 }
 
-@test "a model whose default effort it does not accept is exit 78" {
+@test "a model whose default effort it does not accept is left out, and using it is exit 78" {
 	user_catalog <<<'{"providers": {"alpha": {"models": {"a2": {"default_effort": "high"}}}}}'
 	run_split xg-choices models
+	assert_success
+	[[ "$stderr" == *"'$CONFIG/models.json' line 1: model 'alpha/a2': 'default_effort' must be one of its 'efforts', so the model is left out"* ]]
+	run fields catalog_model id
+	refute_line id=alpha/a2
+	assert_line id=alpha/a1
+	keys alpha
+	run_split xg-choices start --model alpha/a2 </dev/null
 	assert_failure 78
-	[[ "$stderr" == *"alpha/a2"*"default_effort"* ]]
+	run fields model id reason
+	assert_output "id=null reason='$CONFIG/models.json' line 1: model 'alpha/a2': 'default_effort' must be one of its 'efforts', so the model is left out"
 }
 
 # ---- accounts ----
 
 @test "the current account is --account, else XG_ACCOUNT, else the account file, else default" {
+	keys alpha
 	mkdir -p "$CONFIG"
 	while read -r flag env file want; do
 		rm -f "$CONFIG/account"
@@ -432,7 +446,6 @@ print(sorted(c), (c["plan"]["model"], c["plan"]["effort"]) in [("beta/b1", "low"
 	old     beta       beta/b2  null    old    default
 	fast    alpha      alpha/a2 low     fast   normal
 	deep    alpha      alpha/a2 low     deep   normal
-	plan    none       local/l1 null    null   default
 	EOF
 }
 
@@ -481,18 +494,23 @@ print(sorted(c), (c["plan"]["model"], c["plan"]["effort"]) in [("beta/b1", "low"
 	[[ "$stderr" == *"no usable saved model"*"beta/b1"* ]]
 }
 
-@test "with no usable model at all resolve writes id null with a reason and exits 77" {
+@test "with no usable model resolve writes id null with a reason: 77 for saved models without a key, else 78" {
 	saved_choices
-	user_catalog <<<'{"providers": {"local": null}}'
 	run_split xg-choices resolve --mode plan
 	assert_failure 77
-	run fields model id reason
-	[[ "$output" == "id=null reason=account 'default' has no credentials for any provider"* ]]
+	run fields model id reason exit
+	assert_output "id=null reason=no model can be used for account 'default': account 'default' has no credentials for provider 'beta' (set XG_TEST_BETA_KEY, or run 'xg-choices auth beta') exit=77"
+	rm "$ACCT/choices.json"
+	run_split xg-choices resolve
+	assert_failure 78
+	run fields model id exit
+	assert_output 'id=null exit=78'
+	[[ "$stderr" == *"no model is configured for account 'default'"* ]]
 	user_catalog <<<'{"providers": {"local": null, "alpha": null, "beta": null}}'
 	run_split xg-choices resolve
 	assert_failure 78
-	run fields model id
-	assert_output id=null
+	run fields model id reason
+	assert_output 'id=null reason=the model catalog offers no model'
 }
 
 # ---- the start model of a conversation ----
@@ -708,13 +726,14 @@ print(len(lines), len(c), c[0]["from"], c[0]["to"], c[0]["effort"], "XG_TEST_ALP
 	assert_line --index 2 '{"type":"snapshot","commit":null}'
 	assert_line --index 3 '{"type":"whatever","x":[1,2]}'
 	run fields model id source replaced.id reason
-	[[ "$output" == "id=null source=fallback replaced.id=alpha/a2 reason=account 'default' has no credentials for any provider"* ]]
+	[[ "$output" == "id=null source=fallback replaced.id=alpha/a2 reason=no model can be used for account 'default': account 'default' has no credentials for provider 'alpha'"* ]]
 	run grep -c model_change "$CONVS/c11.jsonl"
 	assert_output 0
 }
 
 @test "with no usable saved selection start uses the catalog's first usable model with a notice" {
 	saved_choices
+	user_catalog <<<'{"providers": {"local": {}}}'
 	history_on c12 alpha/a2 minimal
 	run_split xg-choices start --conversation c12 </dev/null
 	assert_success
@@ -789,6 +808,9 @@ print(len(lines), len(c), c[0]["from"], c[0]["to"], c[0]["effort"], "XG_TEST_ALP
 	export HOME="$BATS_TEST_TMPDIR/h"
 	mkdir -p "$HOME/.secrets"
 	echo example-anthropic-key > "$HOME/.secrets/anthropic"
+	# The local llama.cpp server the examples name.
+	fake_provider_start </dev/null
+	export LLAMACPP_BASE_URL="$FAKE_URL"
 	python3 - "$XG_SRCDIR/man/xg-choices.1" > "$BATS_TEST_TMPDIR/examples" <<-'PY'
 	import sys
 	lines = open(sys.argv[1]).read().split("\n")
@@ -819,10 +841,11 @@ print(len(lines), len(c), c[0]["from"], c[0]["to"], c[0]["effort"], "XG_TEST_ALP
 		case "$example" in
 		*resolve*) [[ "$output" == *'"id":"anthropic/claude-opus-4-5"'*'"effort":"high"'* ]] ;;
 		*conversation*) [[ "$output" == *'"source":"mode"'* ]] ;;
+		*--probe*) assert_equal "$output" '"fake-model": {}' ;;
 		*llamacpp*) [[ "$output" == *'"id":"llamacpp/gpt-oss-20b"'* ]] ;;
 		esac
 	done < "$BATS_TEST_TMPDIR/examples"
-	[ "$n" -ge 5 ]
+	[ "$n" -ge 6 ]
 }
 
 @test "set gives up with exit 75 when another set holds the lock too long" {
@@ -859,4 +882,423 @@ print(len(lines), len(c), c[0]["from"], c[0]["to"], c[0]["effort"], "XG_TEST_ALP
 	assert_output 'source=fallback id=beta/b1'
 	run grep -c model_change "$CONVS/c14.jsonl"
 	assert_output 0
+}
+
+# ---- nothing configured ----
+
+# The shipped catalog, a fresh XG_HOME, no key and no local server.
+shipped_nothing() {
+	export XG_SHARE_DIR="$XG_SRCDIR/share/xg"
+	unset OPENAI_API_KEY ANTHROPIC_API_KEY OPENROUTER_API_KEY LLAMACPP_BASE_URL OLLAMA_BASE_URL
+}
+
+# Asserts that $1 gives both ways forward: a key, and the three lines of
+# models.json for a local server, shown literally.
+ways_forward() {
+	[[ "$1" == *"no model is configured for account 'default'"* ]] || fail "no cause in: $1"
+	[[ "$1" == *"xg-choices auth openai < keyfile"* ]] || fail "no auth in: $1"
+	[[ "$1" == *OPENAI_API_KEY*ANTHROPIC_API_KEY* ]] || fail "no key variables in: $1"
+	[[ "$1" == *"add to '$CONFIG/models.json':"* ]] || fail "no file in: $1"
+	[[ "$1" == *'    {"providers": {"llamacpp": {"models": {
+      "MODEL": {}
+    }}}}'* ]] || fail "no models.json lines in: $1"
+	[[ "$1" == *"xg-choices models --probe llamacpp"*LLAMACPP_BASE_URL* ]] || fail "no probe in: $1"
+}
+
+@test "with nothing configured start and resolve end at once with exit 78 and the two ways forward" {
+	shipped_nothing
+	SECONDS=0
+	run_split xg-choices start <<<'{"type":"request","text":"say hello"}'
+	assert_failure 78
+	[ "$SECONDS" -lt 3 ]
+	assert_line --index 0 '{"type":"request","text":"say hello"}'
+	ways_forward "$stderr"
+	reason=$(python3 -c 'import json,sys; r=json.loads(sys.stdin.read().splitlines()[1]); print(r["id"], r["exit"]); print(r["reason"])' <<<"$output")
+	[[ "$reason" == "None 78"* ]]
+	ways_forward "$reason"
+	run_split xg-choices resolve
+	assert_failure 78
+	ways_forward "$stderr"
+	run_split xg-choices models
+	run fields catalog_model id authenticated configured
+	assert_line 'id=llamacpp/gpt-oss-20b authenticated=true configured=false'
+}
+
+@test "a local server is picked by itself only once models.json names it or its URL variable is set" {
+	shipped_nothing
+	# Named by models.json: the models it gives come first.
+	user_catalog <<<'{"providers": {"llamacpp": {"models": {"tiny": {}}}}}'
+	run_split xg-choices start </dev/null
+	assert_success
+	recs=$output
+	run fields model id base_url context_window max_output_tokens effort source
+	assert_output 'id=llamacpp/tiny base_url=http://127.0.0.1:8080/v1 context_window=32768 max_output_tokens=4096 effort=null source=mode'
+	output=$recs
+	run fields notice text
+	assert_output "text=account 'default' has no usable saved model for mode 'normal'; using llamacpp/tiny, the first model of the catalog it can use"
+	rm "$CONFIG/models.json"
+	# The provider's base_url_env: a URL without a path keeps the catalog's.
+	LLAMACPP_BASE_URL=http://10.9.8.7:8081 run_split xg-choices start </dev/null
+	assert_success
+	run fields model id base_url
+	assert_output 'id=llamacpp/gpt-oss-20b base_url=http://10.9.8.7:8081/v1'
+	OLLAMA_BASE_URL=http://gpu2:11434/v1 run_split xg-choices models
+	run fields catalog_model id base_url configured
+	assert_line 'id=ollama/gpt-oss:20b base_url=http://gpu2:11434/v1 configured=true'
+	assert_line 'id=llamacpp/gpt-oss-20b base_url=http://127.0.0.1:8080/v1 configured=false'
+	LLAMACPP_BASE_URL=localhost:8080 run_split xg-choices models
+	assert_success
+	[[ "$stderr" == *"provider 'llamacpp': LLAMACPP_BASE_URL is set but is not an http:// or https:// URL"* ]]
+	# A saved choice, or an explicit model, names it: used as any other.
+	xg-choices set --mode normal --model llamacpp/qwen3-coder-30b-a3b
+	run_split xg-choices start </dev/null
+	assert_success
+	run fields model id source choice
+	assert_output 'id=llamacpp/qwen3-coder-30b-a3b source=mode choice=normal'
+	rm "$ACCT/choices.json"
+	run_split xg-choices start --model ollama/gpt-oss:20b </dev/null
+	assert_success
+	run fields model id source
+	assert_output 'id=ollama/gpt-oss:20b source=flag'
+}
+
+@test "a key wins over a local server nobody configured" {
+	shipped_nothing
+	export ANTHROPIC_API_KEY=test-anthropic-key
+	run_split xg-choices start </dev/null
+	assert_success
+	run fields model id
+	assert_output id=anthropic/claude-opus-4-5
+	[[ "$output$stderr" != *test-anthropic-key* ]]
+}
+
+@test "a model the user's models.json gives without its key is exit 77, naming the variable" {
+	user_catalog <<<'{"providers": {"gamma": {"base_url": "https://gamma.example/v1", "key_env": "XG_TEST_GAMMA_KEY", "models": {"g1": {}}}}}'
+	run_split xg-choices start </dev/null
+	assert_failure 77
+	run fields model id reason exit
+	assert_output "id=null reason=no model can be used for account 'default': account 'default' has no credentials for provider 'gamma' (set XG_TEST_GAMMA_KEY, or run 'xg-choices auth gamma') exit=77"
+}
+
+# ---- model entries: defaults, and a bad entry beside good ones ----
+
+@test "a model entry needs only what it cannot guess" {
+	user_catalog <<-'EOF'
+	{"providers": {"local": {"models": {
+	  "tiny": {},
+	  "small": {"context_window": 8192},
+	  "think": {"efforts": ["low", "high"]},
+	  "med": {"efforts": ["low", "medium", "high"]},
+	  "none": {"efforts": [], "default_effort": null}
+	}},
+	"vllm": {"base_url": "http://10.0.0.5:8000/v1", "models": {"q": {}}}}}
+	EOF
+	run_split xg-choices models
+	assert_success
+	assert_equal "$stderr" ''
+	run fields catalog_model id kind key_env context_window max_output_tokens efforts default_effort
+	assert_output - <<-'EOF'
+	id=alpha/a1 kind=openai-responses key_env=XG_TEST_ALPHA_KEY context_window=100000 max_output_tokens=8000 efforts=["low", "medium", "high"] default_effort=medium
+	id=alpha/a2 kind=openai-responses key_env=XG_TEST_ALPHA_KEY context_window=50000 max_output_tokens=4000 efforts=["minimal", "low"] default_effort=low
+	id=beta/b1 kind=anthropic-messages key_env=XG_TEST_BETA_KEY context_window=200000 max_output_tokens=16000 efforts=["low", "high"] default_effort=high
+	id=beta/b2 kind=anthropic-messages key_env=XG_TEST_BETA_KEY context_window=200000 max_output_tokens=16000 efforts=[] default_effort=null
+	id=local/l1 kind=openai-chat key_env=null context_window=8192 max_output_tokens=2048 efforts=[] default_effort=null
+	id=local/tiny kind=openai-chat key_env=null context_window=32768 max_output_tokens=4096 efforts=[] default_effort=null
+	id=local/small kind=openai-chat key_env=null context_window=8192 max_output_tokens=2048 efforts=[] default_effort=null
+	id=local/think kind=openai-chat key_env=null context_window=32768 max_output_tokens=4096 efforts=["low", "high"] default_effort=low
+	id=local/med kind=openai-chat key_env=null context_window=32768 max_output_tokens=4096 efforts=["low", "medium", "high"] default_effort=medium
+	id=local/none kind=openai-chat key_env=null context_window=32768 max_output_tokens=4096 efforts=[] default_effort=null
+	id=vllm/q kind=openai-chat key_env=null context_window=32768 max_output_tokens=4096 efforts=[] default_effort=null
+	EOF
+}
+
+@test "a bad model entry is left out with its file, line and field, and the others still work" {
+	keys alpha
+	user_catalog <<-'EOF'
+	{"providers": {
+	  "local": {"models": {
+	    "good": {},
+	    "bad": {"context_window": "big"},
+	    "worse": {"efforts": "high"}
+	  }},
+	  "vllm": {"kind": "grpc", "base_url": "http://10.0.0.5:8000/v1",
+	           "models": {"q": {}}}
+	}}
+	EOF
+	file="'$CONFIG/models.json'"
+	run_split xg-choices models
+	assert_success
+	assert_equal "$stderr" "xg-choices: $file line 4: model 'local/bad': 'context_window' must be a positive number of tokens, so the model is left out
+xg-choices: $file line 5: model 'local/worse': 'efforts' must be an array of strings (empty for a model that takes none), so the model is left out
+xg-choices: $file line 7: provider 'vllm': 'kind' must be one of openai-responses, openai-chat, anthropic-messages, so its models are left out"
+	run fields catalog_model id
+	assert_output - <<-'EOF'
+	id=alpha/a1
+	id=alpha/a2
+	id=beta/b1
+	id=beta/b2
+	id=local/l1
+	id=local/good
+	EOF
+	# start tells each problem once, as a notice, then starts as usual.
+	run_split xg-choices start <<<$'{"type":"request","text":"one"}\n{"type":"request","text":"two"}'
+	assert_success
+	recs=$output
+	run count notice
+	assert_output 5	# the three problems once, the catalog's model per request
+	output=$recs
+	run fields notice text
+	assert_line --index 0 "text=$file line 4: model 'local/bad': 'context_window' must be a positive number of tokens, so the model is left out"
+	output=$recs
+	run fields model id
+	assert_output $'id=alpha/a1\nid=alpha/a1'
+	for id in local/bad vllm/q; do
+		run_split xg-choices start --model "$id" </dev/null
+		assert_failure 78
+		run fields model id requested exit
+		assert_output "id=null requested=$id exit=78"
+	done
+	[[ "$stderr" == *"cannot start on vllm/q: $file line 7: provider 'vllm': 'kind'"* ]]
+	run_split xg-choices set --mode normal --model local/bad
+	assert_failure 78
+	[[ "$stderr" == *"cannot save local/bad: $file line 4: model 'local/bad': 'context_window'"* ]]
+}
+
+@test "a bad field over a shipped model blames the user's line; a shipped one the shipped file's" {
+	user_catalog <<-'EOF'
+	{
+	  "providers": {
+	    "beta": {
+	      "models": {
+	        "b1": {
+	          "max_output_tokens": -5
+	        }
+	      }
+	    }
+	  }
+	}
+	EOF
+	run_split xg-choices models
+	assert_success
+	assert_equal "$stderr" "xg-choices: '$CONFIG/models.json' line 6: model 'beta/b1': 'max_output_tokens' must be a positive number of tokens, so the model is left out"
+	mkdir -p "$BATS_TEST_TMPDIR/share"
+	sed 's/"efforts": \["minimal", "low"\]/"efforts": "minimal"/' "$FIXTURES/choices/share/models.json" \
+		> "$BATS_TEST_TMPDIR/share/models.json"
+	line=$(grep -n '"efforts": "minimal"' "$BATS_TEST_TMPDIR/share/models.json" | cut -d: -f1)
+	XG_SHARE_DIR="$BATS_TEST_TMPDIR/share" run_split xg-choices models
+	assert_success
+	[[ "$stderr" == *"'$BATS_TEST_TMPDIR/share/models.json' line $line: model 'alpha/a2': 'efforts' must be"* ]]
+}
+
+@test "an unknown field is named with its line and ignored, with the field it may have meant" {
+	user_catalog <<-'EOF'
+	{"providers": {"local": {"models": {
+	  "l2": {"context_windw": 8192}
+	}}}}
+	EOF
+	run_split xg-choices models
+	assert_success
+	assert_equal "$stderr" "xg-choices: '$CONFIG/models.json' line 2: model 'local/l2': unknown field 'context_windw' is ignored (did you mean 'context_window'?)"
+	run fields catalog_model id context_window
+	assert_line 'id=local/l2 context_window=32768'
+}
+
+@test "a key in an escaped model name is found on its line" {
+	user_catalog <<-'EOF'
+	{"providers": {"local": {"models": {
+	  "x": {"context_window": 1},
+	  "\u0062ad": {"context_window": 0}
+	}}}}
+	EOF
+	run_split xg-choices models
+	assert_success
+	[[ "$stderr" == *"line 3: model 'local/bad': 'context_window'"* ]]
+}
+
+# ---- did you mean ----
+
+@test "an unknown model gets the closest ids of the catalog as a did you mean" {
+	keys alpha,beta
+	while IFS='|' read -r id want; do
+		run_split xg-choices start --model "$id" </dev/null
+		assert_failure 78
+		run fields model reason
+		assert_output "reason='$id' is not offered by the catalog $want"
+		[[ "$stderr" == *"$want"* ]]
+	done <<-'EOF'
+	alpha/a3|(did you mean 'alpha/a1' or 'alpha/a2'?)
+	alpha/b1|(did you mean 'beta/b1'?)
+	b2|(did you mean 'beta/b2'?)
+	Beta/B1|(did you mean 'beta/b1'?)
+	nosuch/model|('xg-choices models' lists the models it offers)
+	EOF
+	run_split xg-choices set --mode plan --model beta/b3
+	assert_failure 78
+	[[ "$stderr" == *"'beta/b3' is not offered by the catalog (did you mean 'beta/b1' or 'beta/b2'?)"* ]]
+}
+
+# ---- notices ----
+
+@test "each cause gives its own notice: a torn line, a fallback and an effort not applied give three" {
+	saved_choices
+	history_on c20 alpha/a2 minimal
+	printf '{"type":"message","at":"2026-11-01T00:00:09.000Z","role":"assist' >> "$CONVS/c20.jsonl"
+	keys beta
+	run_split xg-choices start --effort minimal <<<'{"type":"request","text":"go","conversation":"c20"}'
+	assert_success
+	recs=$output
+	run count notice
+	assert_output 3
+	output=$recs
+	run fields notice text
+	assert_line --index 0 "text=the last line of conversation c20 is torn (an append that did not finish); it is ignored"
+	assert_line --index 1 --partial "text=conversation c20 ran on alpha/a2 (minimal), which cannot be used now"
+	assert_line --index 2 "text=effort 'minimal' (--effort) was not applied: model beta/b1 does not accept it (it accepts: low, high); it runs at high"
+	output=$recs
+	run fields model id source
+	assert_output 'id=beta/b1 source=fallback'
+}
+
+# ---- probing a server ----
+
+@test "models --probe lists what the server serves, and the line to add for what the catalog lacks" {
+	printf '%s\n' '["l1", "tiny", {"id": "big", "max_model_len": 65536}, {"id": "we\"ird"}]' \
+		> "$BATS_TEST_TMPDIR/served.json"
+	export FAKE_PROVIDER_MODELS="$BATS_TEST_TMPDIR/served.json"
+	fake_provider_start </dev/null
+	export XG_TEST_LOCAL_URL="$FAKE_URL"
+	run_split xg-choices models --probe local
+	assert_success
+	run fields served_model id provider name offered add
+	assert_output - <<-'EOF'
+	id=local/l1 provider=local name=l1 offered=true add=null
+	id=local/tiny provider=local name=tiny offered=false add="tiny": {}
+	id=local/big provider=local name=big offered=false add="big": {"context_window": 65536}
+	id=local/we"ird provider=local name=we"ird offered=false add="we\"ird": {}
+	EOF
+	run fake_log 'print(len(log), log[0]["method"], log[0]["path"], log[0]["auth"])'
+	assert_output '1 GET /v1/models unchecked'
+	# What it says to add works.
+	user_catalog <<<'{"providers": {"local": {"models": {"tiny": {}}}}}'
+	run_split xg-choices models --probe local
+	run fields served_model id offered
+	assert_line 'id=local/tiny offered=true'
+}
+
+@test "models --probe sends the provider's key, never shows it, and a refused key is exit 77" {
+	export FAKE_PROVIDER_KEY=probe-secret-5e1f
+	fake_provider_start </dev/null
+	user_catalog <<-EOF
+	{"providers": {"alpha": {"base_url": "$FAKE_URL"}, "beta": {"base_url": "$FAKE_URL"}}}
+	EOF
+	export XG_TEST_ALPHA_KEY=probe-secret-5e1f
+	run_split xg-choices models --probe alpha
+	assert_success
+	run fields served_model id
+	assert_output id=alpha/fake-model
+	export XG_TEST_BETA_KEY=wrong-secret-77aa
+	run_split xg-choices models --probe beta
+	assert_failure 77
+	[[ "$stderr" == *"provider 'beta' at '$FAKE_URL/models' refused the key (HTTP 401)"* ]]
+	[[ "$output$stderr" != *secret* ]]
+	run fake_log 'print(" ".join(l["auth"] for l in log)); print(log[1]["headers"]["x-api-key"])'
+	assert_output $'ok wrong\n<redacted>'
+}
+
+@test "models --probe of a server that is not there fails at once with exit 69, naming the provider and URL" {
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	export XG_TEST_LOCAL_URL="http://127.0.0.1:$port/v1"
+	SECONDS=0
+	run_split xg-choices models --probe local
+	assert_failure 69
+	[ "$SECONDS" -lt 3 ]
+	assert_output ''
+	[[ "$stderr" == "xg-choices: cannot reach provider 'local' at 'http://127.0.0.1:$port/v1/models': "* ]]
+	run_split xg-choices models --probe gamma
+	assert_failure 78
+	[[ "$stderr" == *"provider 'gamma' is not in the model catalog"* ]]
+	run_split xg-choices resolve --probe local
+	assert_failure 2
+}
+
+@test "models --probe of a server that answers no list of models is exit 69" {
+	fake_provider_start </dev/null
+	export XG_TEST_LOCAL_URL="$FAKE_URL/nothing-here"
+	run_split xg-choices models --probe local
+	assert_failure 69
+	[[ "$stderr" == *"provider 'local' at '$FAKE_URL/nothing-here/models' answered HTTP 404"* ]]
+	printf '{"not": "a list"}\n' > "$BATS_TEST_TMPDIR/served.json"
+	fake_provider_stop
+	FAKE_PROVIDER_MODELS="$BATS_TEST_TMPDIR/served.json" fake_provider_start </dev/null
+	XG_TEST_LOCAL_URL="$FAKE_URL" run_split xg-choices models --probe local
+	assert_failure 69
+	[[ "$stderr" == *"did not answer with a list of models"* ]]
+}
+
+# ---- what xg-run and xg make of it ----
+
+@test "xg-run alone with nothing configured ends at once with exit 78 and run_end says the same" {
+	shipped_nothing
+	cd "$BATS_TEST_TMPDIR"
+	SECONDS=0
+	run_split xg-run 'hi'
+	assert_failure 78
+	[ "$SECONDS" -lt 3 ]
+	reason=$(python3 -c 'import json,sys; [print(r["reason"]) for r in map(json.loads, sys.stdin) if r["type"] == "run_end"]' <<<"$output")
+	[[ "$reason" == "no model to run on: no model is configured"* ]]
+	ways_forward "$reason"
+}
+
+@test "xg-run and xg run end 78 on a model that is not offered, 77 on one whose key is missing" {
+	cd "$BATS_TEST_TMPDIR"
+	export XG_SHARE_DIR="$XG_SRCDIR/share/xg"
+	end_of() { python3 -c 'import json,sys; [print(r["status"], r["exit"], r["reason"]) for r in map(json.loads, sys.stdin) if r["type"] == "run_end"]' <<<"$output"; }
+	run_split xg-run --model nosuch/model 'hi'
+	assert_failure 78
+	run end_of
+	assert_output "failed 78 no model to run on: 'nosuch/model' is not offered by the catalog ('xg-choices models' lists the models it offers)"
+	run_split xg run --json --model nosuch/model 'hi'
+	assert_failure 78
+	run end_of
+	assert_output --partial "failed 78 no model to run on: 'nosuch/model' is not offered"
+	run_split xg run --json --model openai/gpt-5.2 'hi'
+	assert_failure 78
+	run end_of
+	assert_output --partial "(did you mean 'openai/gpt-5.1' or 'openai/gpt-5'?)"
+	run_split xg run --json --model openai/gpt-5.1 'hi'
+	assert_failure 77
+	run end_of
+	assert_output "failed 77 no model to run on: account 'default' has no credentials for provider 'openai' (set OPENAI_API_KEY, or run 'xg-choices auth openai')"
+	run_split xg-run --model anthropic/claude-opus-4-5 'hi'
+	assert_failure 77
+}
+
+@test "the catalogs of xg-config(5) load as the page says" {
+	export XG_SHARE_DIR="$XG_SRCDIR/share/xg"
+	python3 - "$XG_SRCDIR/man/xg-config.5" "$BATS_TEST_TMPDIR" <<-'PY'
+	import sys
+	lines = open(sys.argv[1]).read().split("\n")
+	n = 0
+	for i, l in enumerate(lines):
+	    if l.startswith(".Bd -literal") and lines[i + 1].startswith('{"providers"'):
+	        block = lines[i + 1:lines.index(".Ed", i)]
+	        n += 1
+	        open("%s/catalog.%d" % (sys.argv[2], n), "w").write("\n".join(block) + "\n")
+	PY
+	# The lines nothing-configured shows: llamacpp, its shipped models.
+	user_catalog < "$BATS_TEST_TMPDIR/catalog.1"
+	run_split xg-choices start </dev/null
+	assert_success
+	assert_equal "$stderr" ''
+	run fields model id context_window
+	assert_output 'id=llamacpp/MODEL context_window=32768'
+	# A vLLM server, Ollama elsewhere, a model taken out.
+	user_catalog < "$BATS_TEST_TMPDIR/catalog.2"
+	run_split xg-choices models
+	assert_success
+	assert_equal "$stderr" ''
+	run fields catalog_model id base_url context_window max_output_tokens configured
+	assert_line 'id=vllm/qwen3-coder base_url=http://gpu1:8000/v1 context_window=131072 max_output_tokens=4096 configured=true'
+	assert_line 'id=ollama/qwen3-coder:30b base_url=http://gpu2:11434/v1 context_window=262144 max_output_tokens=65536 configured=true'
+	refute_line --partial 'id=openai/gpt-4.1 '
 }

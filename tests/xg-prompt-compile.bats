@@ -100,6 +100,7 @@ STABLE='["identity","role","personality","autonomy","permission","steering","wri
 
 @test "A request xg-choices starts in any mode compiles in that mode" {
 	unset OPENAI_API_KEY ANTHROPIC_API_KEY OPENROUTER_API_KEY
+	export LLAMACPP_BASE_URL=http://127.0.0.1:8080/v1	# a local server configured
 	run_split bash -c 'set -o pipefail; printf "%s\n" "{\"type\":\"request\",\"text\":\"x\",\"mode\":\"review\"}" |
 		xg-choices start --mode review | xg-prompt-compile'
 	assert_success

@@ -23,6 +23,8 @@ setup() {
 stub_tree() {
 	TREE="$BATS_TEST_TMPDIR/tree"
 	STUB="$BATS_TEST_TMPDIR/stub"
+	# A local server configured, so the real xg-choices has a model to start.
+	export LLAMACPP_BASE_URL=http://127.0.0.1:8080/v1
 	mkdir -p "$TREE" "$STUB"
 	cp "$XG_SRCDIR/bin/xg" "$TREE/"
 	for p in xg-choices xg-prompt-compile; do

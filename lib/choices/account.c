@@ -449,7 +449,10 @@ int xg_account_auth(const char *account, const char *provider, int remove)
 	char *key;
 	int rc = xg_catalog_load(&cat);
 
-	if (rc == 0 && !jv_is_valid(xg_catalog_provider_peek(&cat, provider))) {
+	if (rc == 0)
+		xg_catalog_warn(&cat);
+	if (rc == 0 && !jv_is_valid(xg_catalog_provider_peek(&cat, provider)) &&
+	    !xg_json_string_peek(cat.bad, provider)) {
 		xg_error("provider '%s' is not in the model catalog", provider);
 		rc = XG_EX_CONFIG;
 	}

@@ -5,44 +5,19 @@
  *
  * Loading reads both files (xg_catalog_load), merges the user's providers
  * and models over the shipped ones field by field, null removing one
- * (merge_providers), then checks every provider and model and builds
- * cat->providers and cat->models (flatten), blaming the file that named
- * what is wrong.  After it, the lookups (xg_catalog_model_peek and the
- * effort helpers) trust the entries.  xg_catalog_write_models is the models
- * verb: the catalog as records, with the account's authentication.
+ * (merge_providers), then checks every provider and model (check.c) and
+ * builds cat->providers and cat->models (flatten), with the defaults of
+ * what a model leaves out.  A bad entry is left out, its message (the
+ * file, line and field at fault) kept in cat->problems and cat->bad, so one
+ * typo costs one model.  What the user's file names is recorded too
+ * (user_choices): the providers it configures and the models it prefers.
+ * After it, the lookups (xg_catalog_model_peek and the effort helpers)
+ * trust the entries.  xg_catalog_write_models is the models verb: the
+ * catalog as records, with the account's authentication.
  */
 #include "xg.h"
-#include "choices/choices.h"
+#include "choices/internal.h"
 #include "jsonfile.h"
-
-static const char *const api_kinds[] = {
-	"openai-responses", "openai-chat", "anthropic-messages", NULL
-};
-
-static int name_char(int c)
-{
-	return isalnum(c) || c == '.' || c == '_' || c == '-';
-}
-
-static int provider_name_valid(const char *s)
-{
-	if (!*s || *s == '.' || *s == '-')
-		return 0;
-	for (; *s; s++)
-		if (!name_char((unsigned char)*s))
-			return 0;
-	return 1;
-}
-
-static int model_name_valid(const char *s)
-{
-	if (!*s || *s == '/')
-		return 0;
-	for (; *s; s++)
-		if ((unsigned char)*s <= ' ' || *s == 0x7f)
-			return 0;
-	return 1;
-}
 
 int xg_catalog_id_valid(const char *s)
 {
@@ -53,7 +28,7 @@ int xg_catalog_id_valid(const char *s)
 	if (!slash)
 		return 0;
 	p = xg_strndup(s, (size_t)(slash - s));
-	ok = provider_name_valid(p) && model_name_valid(slash + 1);
+	ok = xg_catalog_provider_name_valid(p) && xg_catalog_model_name_valid(slash + 1);
 	free(p);
 	return ok;
 }
@@ -136,91 +111,6 @@ static jv merge_providers(jv shipped, jv user)
 	return shipped;
 }
 
-/* The file to blame for what is wrong with provider name: the user's when
- * it names the provider, else the shipped one. */
-static const char *blame(const struct xg_catalog *cat, jv user, const char *name)
-{
-	jv p = xg_json_get_peek(xg_json_get_peek(user, "providers"), name);
-
-	return jv_is_valid(p) ? cat->user_path : cat->share_path;
-}
-
-static int check_model(const char *file, const char *prov, const char *name, jv m)
-{
-	jv efforts = xg_json_get_peek(m, "efforts");
-	jv def = xg_json_get_peek(m, "default_effort");
-	long long n;
-	int i, len;
-
-	if (!model_name_valid(name))
-		return xg_error("'%s': provider '%s': '%s' is not a model name", file, prov, name);
-	if (jv_get_kind(m) != JV_KIND_OBJECT)
-		return xg_error("'%s': model '%s/%s' must be an object", file, prov, name);
-	if (xg_json_int_peek(m, "context_window", &n) < 0 || n <= 0)
-		return xg_error("'%s': model '%s/%s': 'context_window' must be a positive number "
-				"of tokens", file, prov, name);
-	if (xg_json_int_peek(m, "max_output_tokens", &n) < 0 || n <= 0)
-		return xg_error("'%s': model '%s/%s': 'max_output_tokens' must be a positive "
-				"number of tokens", file, prov, name);
-	if (jv_get_kind(efforts) != JV_KIND_ARRAY)
-		return xg_error("'%s': model '%s/%s': 'efforts' must be an array of strings "
-				"(empty for a model that takes none)", file, prov, name);
-	len = xg_json_length_peek(efforts);
-	for (i = 0; i < len; i++) {
-		jv e = jv_array_get(jv_copy(efforts), i);
-		int ok = jv_get_kind(e) == JV_KIND_STRING && jv_string_length_bytes(jv_copy(e)) > 0;
-		jv_free(e);
-		if (!ok)
-			return xg_error("'%s': model '%s/%s': 'efforts' must be an array of "
-					"strings", file, prov, name);
-	}
-	if (len == 0 && jv_get_kind(def) != JV_KIND_NULL && jv_is_valid(def))
-		return xg_error("'%s': model '%s/%s': 'default_effort' must be null for a model "
-				"that accepts no effort", file, prov, name);
-	if (len > 0 && (jv_get_kind(def) != JV_KIND_STRING ||
-			!xg_catalog_accepts_effort_peek(m, jv_string_value(def))))
-		return xg_error("'%s': model '%s/%s': 'default_effort' must be one of its "
-				"'efforts'", file, prov, name);
-	return 0;
-}
-
-static int check_provider(const char *file, const char *name, jv p)
-{
-	const char *kind = xg_json_string_peek(p, "kind");
-	jv dialect = xg_json_get_peek(p, "dialect"), headers = xg_json_get_peek(p, "headers");
-	const char *url = xg_json_string_peek(p, "base_url");
-	jv env = xg_json_get_peek(p, "key_env");
-	int i;
-
-	if (!provider_name_valid(name))
-		return xg_error("'%s': '%s' is not a provider name (letters, digits, '.', '_', '-')",
-				file, name);
-	if (jv_get_kind(p) != JV_KIND_OBJECT)
-		return xg_error("'%s': provider '%s' must be an object", file, name);
-	for (i = 0; kind && api_kinds[i]; i++)
-		if (!strcmp(kind, api_kinds[i]))
-			break;
-	if (!kind || !api_kinds[i])
-		return xg_error("'%s': provider '%s': 'kind' must be one of openai-responses, "
-				"openai-chat, anthropic-messages", file, name);
-	if (jv_is_valid(dialect) && jv_get_kind(dialect) != JV_KIND_STRING &&
-	    jv_get_kind(dialect) != JV_KIND_NULL)
-		return xg_error("'%s': provider '%s': 'dialect' must be a string", file, name);
-	if (jv_is_valid(headers) && jv_get_kind(headers) != JV_KIND_OBJECT &&
-	    jv_get_kind(headers) != JV_KIND_NULL)
-		return xg_error("'%s': provider '%s': 'headers' must be an object", file, name);
-	if (!url || (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)))
-		return xg_error("'%s': provider '%s': 'base_url' must be an http:// or https:// "
-				"URL", file, name);
-	if (jv_is_valid(env) && jv_get_kind(env) != JV_KIND_NULL &&
-	    (jv_get_kind(env) != JV_KIND_STRING || !*jv_string_value(env)))
-		return xg_error("'%s': provider '%s': 'key_env' must name an environment variable, "
-				"or be null for a provider that needs no key", file, name);
-	if (jv_get_kind(xg_json_get_peek(p, "models")) != JV_KIND_OBJECT)
-		return xg_error("'%s': provider '%s': 'models' must be an object", file, name);
-	return 0;
-}
-
 /* Copies p's field key to prov when it is there and not null; consumes
  * prov, only looks at p. */
 static jv optional(jv prov, jv p, const char *key)
@@ -232,81 +122,183 @@ static jv optional(jv prov, jv p, const char *key)
 	return prov;
 }
 
+/* Keeps the message of a bad entry (key: a model's id or a provider's
+ * name, NULL for a warning that leaves nothing out); consumes text. */
+static void problem(struct xg_catalog *cat, const char *key, char *text)
+{
+	cat->problems = jv_array_append(cat->problems, jv_string(text));
+	if (key)
+		cat->bad = xg_json_set(cat->bad, key, jv_string(text));
+	free(text);
+}
+
 /* The entry of model mname of provider pname, as xg_catalog_model_peek
- * gives it; consumes pname and mname, only looks at prov and m. */
+ * gives it; consumes pname, mname and m, only looks at prov. */
 static jv model_entry(const char *id, jv pname, jv prov, jv mname, jv m)
 {
-	jv rec = jv_object(), def = xg_json_get_peek(m, "default_effort");
+	jv rec = jv_object();
 
+	m = xg_catalog_defaults(m);
 	rec = xg_json_set(rec, "id", jv_string(id));
 	rec = xg_json_set(rec, "provider", pname);
 	rec = xg_json_set(rec, "name", mname);
 	rec = xg_json_set(rec, "kind", jv_copy(xg_json_get_peek(prov, "kind")));
 	rec = xg_json_set(rec, "base_url", jv_copy(xg_json_get_peek(prov, "base_url")));
 	rec = xg_json_set(rec, "key_env", jv_copy(xg_json_get_peek(prov, "key_env")));
+	rec = optional(rec, prov, "base_url_env");
 	rec = optional(rec, prov, "dialect");
 	rec = xg_json_set(rec, "context_window", jv_copy(xg_json_get_peek(m, "context_window")));
 	rec = xg_json_set(rec, "max_output_tokens",
 			  jv_copy(xg_json_get_peek(m, "max_output_tokens")));
 	rec = xg_json_set(rec, "efforts", jv_copy(xg_json_get_peek(m, "efforts")));
-	return xg_json_set(rec, "default_effort", jv_is_valid(def) ? jv_copy(def) : jv_null());
+	rec = xg_json_set(rec, "default_effort", jv_copy(xg_json_get_peek(m, "default_effort")));
+	jv_free(m);
+	return rec;
 }
 
-/* Checks a provider's models and adds them to cat->models; consumes
- * models, only looks at pname and prov. */
-static int add_models(struct xg_catalog *cat, const char *file, jv pname, jv prov, jv models)
+/* Checks a provider's models and adds the good ones to cat->models, each
+ * bad one to the problems; consumes models, only looks at pname and
+ * prov. */
+static void add_models(struct xg_catalog_loading *l, jv pname, jv prov, jv models)
 {
-	const char *pn = jv_string_value(pname);
-	int rc = 0;
+	const char *pn = jv_string_value(pname), *field;
 
 	jv_object_foreach(models, mname, m) {
-		char *id;
+		const char *mn = jv_string_value(mname);
+		char *id = xg_asprintf("%s/%s", pn, mn);
+		char *why = xg_catalog_check_model(pn, mn, m, &field), *where;
 
-		if (rc == 0 && check_model(file, pn, jv_string_value(mname), m) < 0)
-			rc = -1;
-		if (rc < 0) {
+		if (why) {
+			where = xg_catalog_where(l, pn, mn, field);
+			problem(l->cat, id, xg_asprintf("%s: model '%s': %s, so the model is left out",
+							where, id, why));
+			free(where);
+			free(why);
 			jv_free(mname);
 			jv_free(m);
-			continue;
+		} else {
+			xg_catalog_unknown_fields(l, pn, mn, m);
+			l->cat->models = jv_object_set(l->cat->models, jv_string(id),
+						       model_entry(id, jv_copy(pname), prov, mname, m));
 		}
-		id = xg_asprintf("%s/%s", pn, jv_string_value(mname));
-		cat->models = jv_object_set(cat->models, jv_string(id),
-					    model_entry(id, jv_copy(pname), prov, mname, m));
 		free(id);
-		jv_free(m);
 	}
 	jv_free(models);
-	return rc;
+}
+
+/*
+ * The provider's entry without its models, p having passed the check:
+ * the kind (Chat Completions when not given), and the base URL from its
+ * base_url_env variable when that is set (a URL with no path takes the
+ * path of base_url), which also makes it configured.  Only looks at p.
+ */
+static jv provider_entry(struct xg_catalog *cat, const char *name, jv p)
+{
+	const char *kind = xg_json_string_peek(p, "kind"), *env, *url, *path, *bpath;
+	jv prov = jv_object(), key_env = xg_json_get_peek(p, "key_env");
+
+	prov = xg_json_set(prov, "kind", jv_string(kind ? kind : "openai-chat"));
+	url = xg_json_string_peek(p, "base_url");
+	env = xg_json_string_peek(p, "base_url_env");
+	if (env && getenv(env) && *getenv(env)) {
+		url = getenv(env);
+		path = strchr(strstr(url, "://") + 3, '/');
+		bpath = xg_json_string_peek(p, "base_url");
+		bpath = xg_catalog_url_valid(bpath) ? strchr(strstr(bpath, "://") + 3, '/') : NULL;
+		if (!path && bpath)
+			prov = xg_json_set(prov, "base_url", jv_string_fmt("%s%s", url, bpath));
+		else
+			prov = xg_json_set(prov, "base_url", jv_string(url));
+		cat->configured = xg_json_set(cat->configured, name, jv_true());
+	} else {
+		prov = xg_json_set(prov, "base_url", jv_string(url));
+	}
+	prov = xg_json_set(prov, "key_env", jv_get_kind(key_env) == JV_KIND_STRING
+					    ? jv_copy(key_env) : jv_null());
+	prov = optional(prov, p, "base_url_env");
+	prov = optional(prov, p, "dialect");
+	return optional(prov, p, "headers");
 }
 
 /* Checks the merged providers and flattens them into cat->models and
- * cat->providers; consumes providers, only looks at user. */
-static int flatten(struct xg_catalog *cat, jv providers, jv user)
+ * cat->providers, a bad entry left out with its message; consumes
+ * providers. */
+static void flatten(struct xg_catalog_loading *l, jv providers)
 {
-	int rc = 0;
+	struct xg_catalog *cat = l->cat;
+	const char *field;
 
 	jv_object_foreach(providers, name, p) {
 		const char *pn = jv_string_value(name);
-		const char *file = blame(cat, user, pn);
-		jv env = xg_json_get_peek(p, "key_env");
-		jv prov = jv_object();
+		char *why = xg_catalog_check_provider(pn, p, &field), *where;
+		jv prov, models;
 
-		if (rc == 0 && check_provider(file, pn, p) < 0)
-			rc = -1;
-		if (rc == 0) {
-			prov = xg_json_set(prov, "kind", jv_copy(xg_json_get_peek(p, "kind")));
-			prov = xg_json_set(prov, "base_url", jv_copy(xg_json_get_peek(p, "base_url")));
-			prov = xg_json_set(prov, "key_env", jv_is_valid(env) ? jv_copy(env) : jv_null());
-			prov = optional(prov, p, "dialect");
-			prov = optional(prov, p, "headers");
-			rc = add_models(cat, file, name, prov,
-					jv_copy(xg_json_get_peek(p, "models")));
+		if (why) {
+			where = xg_catalog_where(l, pn, NULL, field);
+			problem(cat, pn, xg_asprintf("%s: provider '%s': %s, so its models are left "
+						     "out", where, pn, why));
+			free(where);
+			free(why);
+		} else {
+			xg_catalog_unknown_fields(l, pn, NULL, p);
+			prov = provider_entry(cat, pn, p);
+			models = xg_json_get_peek(p, "models");
+			add_models(l, name, prov, jv_get_kind(models) == JV_KIND_OBJECT
+						  ? jv_copy(models) : jv_object());
+			cat->providers = jv_object_set(cat->providers, jv_copy(name), prov);
 		}
-		cat->providers = jv_object_set(cat->providers, name, prov);
+		jv_free(name);
 		jv_free(p);
 	}
 	jv_free(providers);
-	return rc;
+}
+
+/* What the user's file says about choosing: the providers it names are
+ * configured, and the models it gives are preferred, in its order.
+ * Consumes providers. */
+static void user_choices(struct xg_catalog *cat, jv providers)
+{
+	jv_object_foreach(providers, name, p) {
+		jv models = xg_json_get_peek(p, "models");
+		const char *pn = jv_string_value(name);
+
+		if (jv_is_valid(xg_catalog_provider_peek(cat, pn)) &&
+		    jv_get_kind(p) == JV_KIND_OBJECT)
+			cat->configured = xg_json_set(cat->configured, pn, jv_true());
+		if (jv_get_kind(models) == JV_KIND_OBJECT) {
+			jv_object_foreach(models, mname, m) {
+				char *id = xg_asprintf("%s/%s", pn, jv_string_value(mname));
+
+				if (jv_get_kind(m) == JV_KIND_OBJECT &&
+				    jv_is_valid(xg_catalog_model_peek(cat, id)))
+					cat->preferred = xg_json_set(cat->preferred, id, jv_true());
+				free(id);
+				jv_free(mname);
+				jv_free(m);
+			}
+		}
+		jv_free(name);
+		jv_free(p);
+	}
+	jv_free(providers);
+}
+
+/* Reads a catalog file into *value, keeping its text for messages: 0 (a
+ * missing file is jv_null()), or an exit code after reporting. */
+static int read_file(const char *path, struct xg_buf *text, jv *value)
+{
+	*value = jv_null();
+	if (xg_read_file(path, text) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		if (errno == EFBIG) {
+			xg_error("'%s' is larger than %zu bytes", path, (size_t)XG_JSONFILE_MAX);
+			return XG_EX_CONFIG;
+		}
+		xg_error_errno("cannot read '%s'", path);
+		return errno == EACCES ? XG_EX_NOPERM : XG_EX_IOERR;
+	}
+	return xg_jsonfile_parse(path, text->buf, text->len, value);
 }
 
 static int providers_of(const char *path, jv file, jv *out)
@@ -323,51 +315,96 @@ static int providers_of(const char *path, jv file, jv *out)
 
 int xg_catalog_load(struct xg_catalog *cat)
 {
-	jv shipped = jv_null(), user = jv_null(), sp = jv_null(), up = jv_object();
+	struct xg_catalog_loading l = { cat, jv_null(), jv_null(),
+					XG_BUF_INIT(XG_JSONFILE_MAX), XG_BUF_INIT(XG_JSONFILE_MAX) };
+	jv sp = jv_null(), up = jv_object();
 	int rc;
 
 	memset(cat, 0, sizeof(*cat));
 	cat->models = jv_object();
 	cat->providers = jv_object();
+	cat->bad = jv_object();
+	cat->problems = jv_array();
+	cat->configured = jv_object();
+	cat->preferred = jv_object();
 	cat->share_path = xg_path_share("models.json");
 	cat->user_path = xg_path_config("models.json");
-	rc = xg_jsonfile_read(cat->share_path, &shipped);
-	if (rc == 0 && jv_get_kind(shipped) == JV_KIND_NULL) {
+	rc = read_file(cat->share_path, &l.stext, &l.shipped);
+	if (rc == 0 && jv_get_kind(l.shipped) == JV_KIND_NULL) {
 		xg_error("cannot find the shipped model catalog '%s' (is XG_SHARE_DIR right?)",
 			 cat->share_path);
 		rc = XG_EX_CONFIG;
 		goto out;
 	}
-	if (rc || (rc = providers_of(cat->share_path, shipped, &sp)))
+	if (rc || (rc = providers_of(cat->share_path, l.shipped, &sp)))
 		goto out;
-	if ((rc = xg_jsonfile_read(cat->user_path, &user)))
+	if ((rc = read_file(cat->user_path, &l.utext, &l.user)))
 		goto out;
-	if (jv_get_kind(user) != JV_KIND_NULL) {
+	if (jv_get_kind(l.user) != JV_KIND_NULL) {
 		jv_free(up);
 		up = jv_null();
-		if ((rc = providers_of(cat->user_path, user, &up)))
+		if ((rc = providers_of(cat->user_path, l.user, &up)))
 			goto out;
 	}
-	rc = flatten(cat, merge_providers(sp, up), user) < 0 ? XG_EX_CONFIG : 0;
+	flatten(&l, merge_providers(sp, jv_copy(up)));
+	user_choices(cat, up);
 	sp = up = jv_null();
 out:
 	jv_free(sp);
 	jv_free(up);
-	jv_free(shipped);
-	jv_free(user);
+	jv_free(l.shipped);
+	jv_free(l.user);
+	xg_buf_release(&l.stext);
+	xg_buf_release(&l.utext);
 	if (rc)
 		xg_catalog_release(cat);
 	return rc;
+}
+
+void xg_catalog_warn(const struct xg_catalog *cat)
+{
+	int i, n = xg_json_length_peek(cat->problems);
+
+	for (i = 0; i < n; i++) {
+		jv t = jv_array_get(jv_copy(cat->problems), i);
+		xg_warn("%s", jv_string_value(t));
+		jv_free(t);
+	}
+}
+
+const char *xg_catalog_bad_peek(const struct xg_catalog *cat, const char *id)
+{
+	const char *slash = id ? strchr(id, '/') : NULL, *why;
+	char *prov;
+
+	if (!id || (why = xg_json_string_peek(cat->bad, id)))
+		return id ? why : NULL;
+	if (!slash)
+		return NULL;
+	prov = xg_strndup(id, (size_t)(slash - id));
+	why = xg_json_string_peek(cat->bad, prov);
+	free(prov);
+	return why;
+}
+
+int xg_catalog_configured_peek(const struct xg_catalog *cat, const char *provider)
+{
+	return jv_get_kind(xg_json_get_peek(cat->configured, provider)) == JV_KIND_TRUE;
 }
 
 void xg_catalog_release(struct xg_catalog *cat)
 {
 	jv_free(cat->models);
 	jv_free(cat->providers);
+	jv_free(cat->bad);
+	jv_free(cat->problems);
+	jv_free(cat->configured);
+	jv_free(cat->preferred);
 	free(cat->share_path);
 	free(cat->user_path);
 	memset(cat, 0, sizeof(*cat));
-	cat->models = cat->providers = jv_invalid();
+	cat->models = cat->providers = cat->bad = cat->problems = jv_invalid();
+	cat->configured = cat->preferred = jv_invalid();
 }
 
 jv xg_catalog_model_peek(const struct xg_catalog *cat, const char *id)
@@ -424,6 +461,7 @@ int xg_catalog_write_models(const char *account, struct xg_rec_writer *w)
 
 	if ((rc = xg_catalog_load(&cat)))
 		return rc;
+	xg_catalog_warn(&cat);
 	xg_account_keys_init(&keys, account);
 	for (it = jv_object_iter(cat.models); rc == 0 && jv_object_iter_valid(cat.models, it);
 	     it = jv_object_iter_next(cat.models, it)) {
@@ -444,6 +482,9 @@ int xg_catalog_write_models(const char *account, struct xg_rec_writer *w)
 		rec = xg_json_set(rec, "account", jv_string(account));
 		rec = xg_json_set(rec, "authenticated", r ? jv_true() : jv_false());
 		rec = xg_json_set(rec, "auth", how ? jv_string(how) : jv_null());
+		rec = xg_json_set(rec, "configured",
+				  r && (xg_json_string_peek(m, "key_env") ||
+					xg_catalog_configured_peek(&cat, prov)) ? jv_true() : jv_false());
 		if (xg_rec_write(w, rec) < 0)
 			rc = XG_EX_IOERR;
 		jv_free(m);

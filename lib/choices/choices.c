@@ -3,12 +3,17 @@
  * catalog, and the model record each of them writes.
  *
  * The other subjects have files of their own: account.c the accounts and
- * their keys, catalog.c the model catalog, store.c the saved choices of
- * choices.json, resolve.c the model a mode resolves to, start.c the start
- * model of a conversation, and filter.c the start stage over records.
+ * their keys, catalog.c the model catalog (check.c its entries' checks and
+ * defaults, lines.c the lines of its messages, suggest.c the "did you
+ * mean" for a model it lacks, probe.c the models a server serves), store.c
+ * the saved choices of choices.json, resolve.c the model a mode resolves
+ * to, start.c the start model of a conversation, and filter.c the start
+ * stage over records.  Here also: what is wrong with a command line's
+ * options (xg_choices_misused).
  */
 #include "xg.h"
 #include "choices/internal.h"
+#include "conversation.h"
 
 int xg_choices_init(struct xg_choices *c, int verbose)
 {
@@ -55,4 +60,22 @@ jv xg_choices_null_record(const char *source, const char *account, const char *m
 	r = xg_json_set(r, "account", account ? jv_string(account) : jv_null());
 	r = xg_json_set(r, "mode", jv_string(mode));
 	return xg_json_set(r, "reason", jv_string(reason));
+}
+
+char *xg_choices_misused(const struct xg_choices_want *w, const char *verb, const char *probe,
+			 int remove)
+{
+	if (w->mode && !xg_conv_mode_valid(w->mode))
+		return xg_asprintf("'%s' " XG_CONV_MODE_BAD, w->mode);
+	if (w->account && !xg_account_name_valid(w->account))
+		return xg_asprintf("'%s' " XG_ACCOUNT_NAME_BAD, w->account);
+	if (w->conversation && !xg_conv_id_valid(w->conversation))
+		return xg_asprintf("'%s' " XG_CONV_ID_BAD, w->conversation);
+	if (w->conversation && strcmp(verb, "start"))
+		return xg_strdup("--conversation is for 'start'");
+	if (remove && strcmp(verb, "auth"))
+		return xg_strdup("--remove is for 'auth'");
+	if (probe && strcmp(verb, "models"))
+		return xg_strdup("--probe is for 'models'");
+	return NULL;
 }

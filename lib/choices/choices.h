@@ -6,7 +6,8 @@
  * conversation.  Its one public header.  Each verb of xg-choices is one call
  * here (xg_catalog_write_models, xg_account_write_list, xg_account_auth,
  * xg_choices_set, xg_choices_write_saved, xg_choices_write_resolved,
- * xg_choices_filter), so its main only parses and dispatches.
+ * xg_choices_filter, xg_catalog_probe), so its main only parses and
+ * dispatches.
  */
 #include "json.h"
 
@@ -125,15 +126,52 @@ int xg_account_auth(const char *account, const char *provider, int remove);
 struct xg_catalog {
 	jv models;		/* id -> model record fields, in catalog order */
 	jv providers;		/* name -> provider, without its models */
+	jv bad;			/* id or provider name -> why its entry is left out */
+	jv problems;		/* what is wrong in the files, one message a cause */
+	jv configured;		/* provider -> true: named by the user's file, or
+				 * its base_url_env variable is set */
+	jv preferred;		/* id -> true for the models the user's file gives,
+				 * in its order */
 	char *share_path;	/* the shipped file */
 	char *user_path;	/* the user's file, which may not exist */
 };
 
-/* Loads and checks the merged catalog.  0, or an exit code (78 for a
- * missing shipped file or a bad one, 74) after reporting it; then there is
- * nothing to release (releasing anyway is harmless). */
+/*
+ * Loads and checks the merged catalog.  An entry that is wrong (a field of
+ * the wrong kind, an unknown API kind) is left out, and cat->problems and
+ * cat->bad say why, naming the file, the line and the field; the rest of
+ * the catalog is usable.  A field no entry has is a problem that leaves
+ * nothing out.  Nothing is printed but for the failures: 0, or an exit
+ * code (78 for a missing shipped file or one that is not JSON, 74) after
+ * reporting it; then there is nothing to release (releasing anyway is
+ * harmless).
+ *
+ * A model entry may leave out what xg can guess: context_window is then
+ * XG_CATALOG_CONTEXT_WINDOW, max_output_tokens XG_CATALOG_MAX_OUTPUT (no
+ * more than a quarter of the context window), efforts none, and
+ * default_effort "medium" when the model accepts it, else its first effort.
+ * A provider's kind defaults to "openai-chat"; its base_url_env, when set
+ * and not empty, replaces its base_url.
+ */
+#define XG_CATALOG_CONTEXT_WINDOW 32768
+#define XG_CATALOG_MAX_OUTPUT 4096
 int xg_catalog_load(struct xg_catalog *cat);
 void xg_catalog_release(struct xg_catalog *cat);
+/* Prints cat->problems on standard error, one warning each. */
+void xg_catalog_warn(const struct xg_catalog *cat);
+/* Why the model id (or its provider) is left out of the catalog, borrowed;
+ * NULL when it is not. */
+const char *xg_catalog_bad_peek(const struct xg_catalog *cat, const char *id);
+/* Whether provider is configured: named by the user's models.json, or its
+ * base_url_env variable set. */
+int xg_catalog_configured_peek(const struct xg_catalog *cat, const char *provider);
+/*
+ * Why id cannot be used, for a model that is not offered: its bad entry's
+ * message, or "'id' is not offered by the catalog" with the closest ids of
+ * the catalog as a "did you mean" (the same model name under another
+ * provider, else the ids fewest edits away).  The caller frees it.
+ */
+char *xg_catalog_not_offered(const struct xg_catalog *cat, const char *id);
 
 /*
  * The model's entry, borrowed; jv_invalid() when it is not offered.  Its
@@ -158,8 +196,21 @@ char *xg_catalog_efforts_text(jv model);
 int xg_catalog_id_valid(const char *s);
 
 /* The models verb: a catalog_model record per offered model, saying
- * whether account is authenticated for its provider, and how. */
+ * whether account is authenticated for its provider, and how, and whether
+ * resolution may pick it by itself (configured). */
 int xg_catalog_write_models(const char *account, struct xg_rec_writer *w);
+
+/*
+ * The models verb with --probe: asks provider's server for the models it
+ * serves (GET {base_url}/models, with the account's key for it when there
+ * is one, which is never shown), and writes a served_model record for
+ * each, saying whether the catalog offers it and, when not, the line to
+ * add under the provider's "models" in models.json.  0, or 78 for a
+ * provider the catalog does not have, 69 when the server cannot be reached
+ * (within a few seconds) or does not answer with a list, 77 when it refuses
+ * the key; each after reporting, naming the provider and the URL.
+ */
+int xg_catalog_probe(const char *account, const char *provider, struct xg_rec_writer *w);
 
 /*
  * An account's saved model choices, and the start model of a conversation
@@ -177,7 +228,10 @@ int xg_catalog_write_models(const char *account, struct xg_rec_writer *w);
  * and the account is authenticated for; the effort is that candidate's when
  * the model accepts it, else the first later candidate's that it accepts,
  * else the model's default.  With no usable candidate, the first usable
- * model of the catalog, with its default effort, and a notice.
+ * model of the catalog, with its default effort, and a notice; there a
+ * provider that needs no key counts only when configured
+ * (xg_catalog_configured_peek), and within a provider the models the
+ * user's file gives come first.
  *
  * The functions return 0 or an exit code (XG_EX_*), and report their own
  * errors on stderr.
@@ -186,6 +240,7 @@ int xg_catalog_write_models(const char *account, struct xg_rec_writer *w);
 struct xg_choices {
 	struct xg_catalog cat;
 	int verbose;		/* -v: skipped candidates on stderr and in the record */
+	int told;		/* the catalog's problems have been given as notices */
 };
 
 /* Loads the catalog; 0 or an exit code. */
@@ -209,7 +264,8 @@ int xg_choices_write_saved(const char *account, const char *mode, struct xg_rec_
  * The model record for mode's resolution ("source": "mode").  On success
  * *model is the record and *notice a notice's text or NULL (the caller
  * frees it).  When nothing is usable *model still is a record, with "id":
- * null and a "reason", and the exit code is 77 (78 for an empty catalog).
+ * null, a "reason" that says how to go on, and "exit": the exit code, 77
+ * when a saved model (or one the user's file gives) lacks its key, else 78.
  */
 int xg_choices_resolve(struct xg_choices *c, const char *account, const char *mode,
 		       jv *model, char **notice);
@@ -229,14 +285,23 @@ struct xg_choices_want {
 	size_t lineno;		/* the request's line, for messages; 0 for none */
 };
 
+/* What is wrong with the options given for verb (an option of another
+ * verb, a mode, account or conversation that is not valid), as the text
+ * of a usage error; NULL when nothing.  The caller frees it. */
+char *xg_choices_misused(const struct xg_choices_want *w, const char *verb, const char *probe,
+			 int remove);
+
 /*
  * The start model of the conversation request names (request may be
  * jv_null()): an explicit model, else the conversation's own while it is
  * usable, else the resolution for the request's mode.  A fallback from the
  * conversation's model is appended to the conversation as a model_change
  * entry (never to choices.json).  *records (an array) receives what to
- * write: notice records, then exactly one model record, whose "id" is null
- * (with a "reason") when the exit code is not 0.  Consumes request.
+ * write: notice records, one per cause (the catalog's problems, on the
+ * first call for c only; a torn conversation; the fallback or the
+ * catalog's model; an effort not applied), then exactly one model record,
+ * whose "id" is null (with a "reason" and "exit", the exit code) when the
+ * exit code is not 0.  Consumes request.
  */
 int xg_choices_start(struct xg_choices *c, const struct xg_choices_want *w, jv request,
 		     jv *records);

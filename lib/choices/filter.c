@@ -32,6 +32,8 @@ static int start_one(const struct xg_rec *rec, void *ctx)
 				      xg_choices_null_record(s->want.model ? "flag" : "mode", NULL,
 							     s->want.mode ? s->want.mode : "normal",
 							     "the model catalog cannot be read"));
+		out = jv_array_set(out, 0, xg_json_set(jv_array_get(jv_copy(out), 0), "exit",
+						       jv_number(s->init_rc)));
 		rc = s->init_rc;
 	} else {
 		rc = xg_choices_start(&s->c, &s->want, rec ? jv_copy(rec->v) : jv_null(), &out);

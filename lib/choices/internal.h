@@ -20,6 +20,7 @@ struct xg_choices_resolver {
 	struct xg_choices_cand *cands;	/* mode's first, normal's, then newest first */
 	size_t ncands;
 	jv skipped;		/* [{mode, id, reason}]: what -v shows */
+	char *nokey;		/* why the first candidate skipped for want of a key was */
 };
 
 /* Reads the account's choices and orders them for mode (NULL: normal).  0,
@@ -57,5 +58,41 @@ jv xg_choices_model_record(jv m, jv effort, const char *source, const char *acco
  * (account may be NULL). */
 jv xg_choices_null_record(const char *source, const char *account, const char *mode,
 			  const char *reason);
+
+/* What loading the catalog works with (catalog.c, check.c): both files'
+ * values (the user's jv_null() when there is none) and their text, for the
+ * lines of messages. */
+struct xg_catalog_loading {
+	struct xg_catalog *cat;
+	jv shipped, user;
+	struct xg_buf stext, utext;
+};
+
+int xg_catalog_provider_name_valid(const char *s);
+int xg_catalog_model_name_valid(const char *s);
+/* An http:// or https:// URL with something after the scheme. */
+int xg_catalog_url_valid(const char *url);
+/* What is wrong with a provider's or a model's merged entry (only looked
+ * at): NULL when nothing, else the message (the caller frees it) and in
+ * *field the field at fault (NULL for the entry itself). */
+char *xg_catalog_check_provider(const char *name, jv p, const char **field);
+char *xg_catalog_check_model(const char *prov, const char *name, jv m, const char **field);
+/* The model entry m (consumed, checked) with the defaults of what it does
+ * not give. */
+jv xg_catalog_defaults(jv m);
+/* "'FILE' line N" for field of provider prov's entry, or of its model
+ * (model NULL for the provider's own; field NULL for the entry): the file
+ * that gives it.  The caller frees it. */
+char *xg_catalog_where(const struct xg_catalog_loading *l, const char *prov, const char *model,
+		       const char *field);
+/* Adds a problem to l->cat for each field of entry (only looked at) that a
+ * provider's entry (model NULL) or a model's does not have. */
+void xg_catalog_unknown_fields(struct xg_catalog_loading *l, const char *prov,
+			       const char *model, jv entry);
+/* The line of the deepest key of path (n keys from the top object) in the
+ * JSON text; 0 when not even the first is there.  lines.c. */
+size_t xg_catalog_line(const char *text, size_t len, const char *const *path, size_t n);
+/* How many edits (case ignored) turn a into b; 99 for long strings. */
+int xg_catalog_distance(const char *a, const char *b);
 
 #endif

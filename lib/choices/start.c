@@ -11,7 +11,10 @@
  * appends a model_change to the conversation (never to choices.json),
  * checked under the conversation's lock so that concurrent starts record
  * one change.  An effort asked for without a model applies to whatever
- * model starts, when it accepts it (apply_effort).
+ * model starts, when it accepts it (apply_effort).  Each cause worth
+ * telling the person gets its own notice: the catalog's problems (once per
+ * handle), a torn conversation, the fallback or the catalog's model, an
+ * effort not applied.
  */
 #include "xg.h"
 #include "choices/internal.h"
@@ -78,6 +81,10 @@ static int start_explicit(struct xg_choices_resolver *x, const char *mode, const
 	int code = 0, r = xg_choices_resolve_usable(x, id, &why, &code);
 	jv m, e;
 
+	if (r == 0 && code == XG_EX_CONFIG) {
+		free(why);
+		why = xg_catalog_not_offered(&x->c->cat, id);
+	}
 	if (r <= 0) {
 		if (!xg_prog_records_shown())
 			xg_error("cannot start on %s: %s", id, why);
@@ -384,6 +391,16 @@ int xg_choices_start(struct xg_choices *c, const struct xg_choices_want *w, jv r
 	jv out;
 
 	*records = jv_array();
+	if (!c->told) {
+		/* The catalog's problems, once: one notice each. */
+		jv_array_foreach(c->cat.problems, i, t) {
+			(void)i;
+			xg_warn("%s", jv_string_value(t));
+			*records = jv_array_append(*records, notice_record(jv_string_value(t)));
+			jv_free(t);
+		}
+		c->told = 1;
+	}
 	if ((rc = read_ask(w, request, &a)))
 		out = xg_choices_null_record("mode", NULL,
 					     xg_conv_mode_valid(a.mode) ? a.mode : "normal",
@@ -395,6 +412,8 @@ int xg_choices_start(struct xg_choices *c, const struct xg_choices_want *w, jv r
 		rc = start_account(c, &a, account, records, &out);
 	if (a.conv && xg_conv_id_valid(a.conv))
 		out = xg_json_set(out, "conversation", jv_string(a.conv));
+	if (rc && !xg_json_string_peek(out, "id"))
+		out = xg_json_set(out, "exit", jv_number(rc));
 	*records = jv_array_append(*records, out);
 	free(account);
 	jv_free(request);

@@ -81,8 +81,10 @@ static int check_choice(const struct xg_catalog *cat, const char *mode, const ch
 		return XG_EX_USAGE;
 	}
 	if (!jv_is_valid(entry)) {
-		xg_error("model '%s' is not offered by the catalog ('xg-choices models' lists "
-			 "them)", model);
+		char *why = xg_catalog_not_offered(cat, model);
+
+		xg_error("cannot save %s: %s", model, why);
+		free(why);
 		return XG_EX_CONFIG;
 	}
 	if (effort && !xg_catalog_accepts_effort_peek(entry, effort)) {
@@ -105,8 +107,10 @@ int xg_choices_set(const char *account, const char *mode, const char *model,
 	char at[25];
 	int fd = -1, rc;
 
-	if ((rc = xg_catalog_load(&cat)) == 0)
+	if ((rc = xg_catalog_load(&cat)) == 0) {
+		xg_catalog_warn(&cat);
 		rc = check_choice(&cat, mode, model, effort);
+	}
 	xg_catalog_release(&cat);
 	if (rc)
 		return rc;

@@ -115,9 +115,14 @@ static int pick_model(struct run *r)
 	}
 check:
 	if (!xg_json_string_peek(r->model, "id")) {
+		/* The code xg-choices gave: 77 for a missing key, 78 for a model
+		 * not offered or nothing configured (the default). */
 		const char *why = xg_json_string_peek(r->model, "reason");
+		long long code = XG_EX_CONFIG;
 
-		return xg_run_fail(r, XG_EX_NOPERM, "no model to run on%s%s", why ? ": " : "",
+		if (xg_json_int_peek(r->model, "exit", &code) < 0 || code <= 0 || code > 125)
+			code = XG_EX_CONFIG;
+		return xg_run_fail(r, (int)code, "no model to run on%s%s", why ? ": " : "",
 				   why ? why : "");
 	}
 	return 0;
