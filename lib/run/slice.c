@@ -294,9 +294,10 @@ static int ask_report(struct run *r)
 		      "calls are refused until the next slice. Report briefly what this "
 		      "slice did, what is still open, and what comes next.");
 	free(limit);
-	r->slice.reporting = 1;
 	rc = xg_run_add_user_message(r, text, "slice-end");
 	free(text);
+	if (!rc)
+		r->slice.reporting = 1;
 	return rc;
 }
 
