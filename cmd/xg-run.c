@@ -11,12 +11,12 @@
 static const char *const usage[] = {
 	"xg-run [-v] [--stream] [--conversation id] [--model model] [--effort effort] "
 	"[--account name] [--variant ref] [--mode mode] [--ask command] [--gate filter] "
-	"[request]",
+	"[--work-slice policy] [request]",
 	NULL
 };
 
 enum { OPT_STREAM = 1, OPT_CONV, OPT_MODEL, OPT_EFFORT, OPT_ACCOUNT, OPT_VARIANT,
-       OPT_MODE, OPT_ASK, OPT_GATE };
+       OPT_MODE, OPT_ASK, OPT_GATE, OPT_SLICE };
 
 static const struct xg_option options[] = {
 	{ 'v', 'v', "verbose", NULL, "say on stderr which upstream records were computed" },
@@ -29,6 +29,7 @@ static const struct xg_option options[] = {
 	{ OPT_MODE, 0, "mode", "mode", "the mode: normal, plan, or another mode name" },
 	{ OPT_ASK, 0, "ask", "command", "a command that answers ask_user questions" },
 	{ OPT_GATE, 0, "gate", "filter", "a jq filter that allows or refuses each tool call" },
+	{ OPT_SLICE, 0, "work-slice", "policy", "off, or maxToolCalls=N,maxMinutes=M,maxSlices=K" },
 	{ 0 }
 };
 
@@ -57,6 +58,7 @@ int main(int argc, char **argv)
 		case OPT_MODE: ro.mode = arg; break;
 		case OPT_ASK: ro.ask = arg; break;
 		case OPT_GATE: ro.gate = arg; break;
+		case OPT_SLICE: ro.work_slice = arg; break;
 		}
 	}
 	if (o.nargs > 1)

@@ -311,7 +311,7 @@ PY
 	run xg-prompt-compile show default
 	assert_success
 	n=$(jq '.sections | length' <<<"$output")
-	[ "$n" -eq 20 ]
+	[ "$n" -eq 21 ]
 	run jq -r '.sections[] | select((.text | rtrimstr("\n") | length) > .budget or (.text | test("\\S") | not)) | .name' <<<"$output"
 	assert_output ""
 	# Nothing is cut even for a long model name, in either mode.
@@ -324,7 +324,7 @@ PY
 @test "The default pack carries the templates the other programs fill in" {
 	run pack ''
 	run jq -r '.templates | keys | join(" ")' <<<"$output"
-	assert_output "checkpoint compaction completion-check goal-budget-limit goal-continuation goal-objective-updated plan-repair slice-continue subagent"
+	assert_output "checkpoint compaction completion-check goal-budget-limit goal-continuation goal-objective-updated plan-repair slice-continue slice-end subagent"
 	run pack ''
 	run jq -r '.templates["goal-continuation"]' <<<"$output"
 	assert_output --partial $'<objective>\n{{objective}}\n</objective>'
@@ -345,6 +345,7 @@ PY
 	completion-check: 
 	compaction: 
 	checkpoint: plan request todo
+	slice-end: limit
 	slice-continue: next
 	subagent: 
 	EOF

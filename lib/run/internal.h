@@ -13,6 +13,8 @@
  *   call.c      one provider call, and run_start at its first event
  *   history.c   the conversation: loaded, and appended to
  *   input.c     the upstream records, and a snapshot taken when none came
+ *   slice.c     work slices: the policy, each slice's evidence, the stop
+ *               and report at a boundary, its checkpoint, the continuation
  *   summary.c   the run's own records (run_start, run_end, run.json) and
  *               its outcome (xg_run_fail)
  *   out.c       where every record goes
@@ -73,6 +75,20 @@ struct xg_provider;
 struct xg_gate;
 struct run_input;
 
+/* One run's work slices (slice.c): the policy and the slice under way. */
+struct run_slice {
+	int off;			/* no boundary at all */
+	int max_calls, max_slices;
+	int64_t max_ms;
+	int number;			/* the slice under way, from 1 */
+	int calls;			/* its tool calls */
+	int64_t t0;			/* when it began */
+	int reporting;			/* its stop-and-report request is out */
+	int fruitful;			/* a bash, edit or write in it succeeded */
+	jv todo;			/* the todo list's items, null before one */
+	jv files, commands;		/* its evidence */
+};
+
 struct run {
 	const struct xg_run_opts *o;
 	struct xg_run_out out;
@@ -115,6 +131,7 @@ struct run {
 	long long in, cached, output;
 	int calls, requests;
 	char *reply;
+	struct run_slice slice;
 
 	/* The outcome, for run_end and run.json; rc is -1 while the run goes on. */
 	const char *status, *stop;
@@ -156,6 +173,26 @@ void xg_run_write_start(struct run *r);
 void xg_run_write_end(struct run *r);
 /* runs/ID/run.json; ended is NULL while the run goes on. */
 void xg_run_write_summary(struct run *r, const char *ended);
+
+/* ---- slice.c: work slices ---- */
+
+/* What xg_run_slice_step tells the loop. */
+enum { XG_RUN_SLICE_GO_ON, XG_RUN_SLICE_SEND, XG_RUN_SLICE_ENDED };
+
+/* Reads the policy (a notice when it is malformed) and starts slice 1. */
+void xg_run_slice_begin(struct run *r);
+/* Notes one tool call's result as the slice's evidence. */
+void xg_run_slice_note_peek(struct run *r, const char *name, jv args, jv res);
+/* Nonzero while the stop-and-report request is out: its calls are refused. */
+int xg_run_slice_refusing(const struct run *r);
+/* After a reply's ncalls tool calls have run: GO_ON, or SEND when a message was added for
+ * the next request (the stop and report, or the next slice), or ENDED when
+ * the run has settled (slice_complete, or failed). */
+int xg_run_slice_step(struct run *r, int ncalls);
+/* Once the rounds are over: a boundary the run ended inside gets its
+ * checkpoint, a provider failure there settles slice_complete; then the
+ * slices' state is released. */
+void xg_run_slice_end(struct run *r);
 
 /* ---- input.c: the upstream records ---- */
 

@@ -68,6 +68,10 @@ static jv call_result(struct run *r, int bad_args, const char *id, const char *n
 		jv_free(args);
 		return refusal("not run: the run was interrupted");
 	}
+	if (xg_run_slice_refusing(r)) {
+		jv_free(args);
+		return refusal("refused: the work slice has ended; report, and call no tool");
+	}
 	res = gate_call(r, id, name, jv_copy(args));
 	if (jv_get_kind(res) != JV_KIND_NULL) {
 		jv_free(args);
@@ -137,7 +141,9 @@ static int run_call(struct run *r, jv call)
 	rec = xg_json_set(rec, "name", jv_string(name));
 	xg_run_emit(r, xg_json_set(rec, "args", jv_copy(args)));
 	r->calls++;
-	res = call_result(r, jv_is_valid(xg_json_get_peek(call, "bad_args")), id, name, args);
+	res = call_result(r, jv_is_valid(xg_json_get_peek(call, "bad_args")), id, name, jv_copy(args));
+	xg_run_slice_note_peek(r, name, args, res);
+	jv_free(args);
 	rc = keep_result(r, id, name, res, t0);
 	jv_free(call);
 	return rc;
@@ -248,9 +254,10 @@ static int end_or_repair(struct run *r, const struct turn *t, int *repaired)
 static int converse(struct run *r)
 {
 	struct turn t;
-	int repaired = 0, n, i;
+	int repaired = 0, n, i, s;
 
 	xg_run_turn_init(&t, r);
+	xg_run_slice_begin(r);
 	if (xg_run_load_history(r) || xg_run_note_model_change(r) ||
 	    xg_run_add_user_message(r, xg_json_string_peek(r->request, "text"), NULL))
 		goto out;
@@ -261,6 +268,12 @@ static int converse(struct run *r)
 		for (i = 0; i < n; i++)
 			if (run_call(r, jv_array_get(jv_copy(t.calls), i)))
 				goto out;
+		/* A full work slice: its report, then the next slice, or the end. */
+		if ((s = xg_run_slice_step(r, n)) != XG_RUN_SLICE_GO_ON) {
+			if (s == XG_RUN_SLICE_ENDED)
+				break;
+			continue;
+		}
 		/* The results go with the next request. */
 		if (n)
 			continue;
@@ -268,6 +281,7 @@ static int converse(struct run *r)
 			break;
 	}
 out:
+	xg_run_slice_end(r);
 	xg_run_turn_release(&t);
 	return r->rc;
 }

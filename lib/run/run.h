@@ -30,6 +30,7 @@ struct xg_run_opts {
 	const char *mode;		/* --mode */
 	const char *ask;		/* --ask */
 	const char *gate;		/* --gate */
+	const char *work_slice;		/* --work-slice: the slice policy */
 	int stream;			/* --stream: text records */
 	int verbose;			/* -v */
 	int read_stdin;			/* read records from standard input */

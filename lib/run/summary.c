@@ -97,6 +97,7 @@ void xg_run_write_summary(struct run *r, const char *ended)
 	v = xg_json_set(v, "usage", xg_run_usage(r->in, r->cached, r->output));
 	v = xg_json_set(v, "tool_calls", jv_number(r->calls));
 	v = xg_json_set(v, "requests", jv_number(r->requests));
+	v = xg_json_set(v, "slices", jv_number(r->slice.number ? r->slice.number : 1));
 	v = xg_json_set(v, "started", jv_string(r->started));
 	v = xg_json_set(v, "ended", string_or_null(ended));
 	v = xg_json_set(v, "ms", ended ? jv_number((double)(xg_clock_ms() - r->t0)) : jv_null());
@@ -120,7 +121,7 @@ void xg_run_write_end(struct run *r)
 	v = xg_json_set(v, "usage", xg_run_usage(r->in, r->cached, r->output));
 	v = xg_json_set(v, "tool_calls", jv_number(r->calls));
 	v = xg_json_set(v, "requests", jv_number(r->requests));
-	v = xg_json_set(v, "slices", jv_number(1));
+	v = xg_json_set(v, "slices", jv_number(r->slice.number ? r->slice.number : 1));
 	v = xg_json_set(v, "ms", jv_number((double)(xg_clock_ms() - r->t0)));
 	xg_run_out_write(&r->out, v);
 }
