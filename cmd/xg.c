@@ -17,6 +17,7 @@ static const char *const usage[] = {
 		" [--variant ref] [--conversation id] text",
 	"xg resume [--json] [--dry-run] [--model id] [--effort effort] [--account name]"
 		" [--variant ref] [conversation] text",
+	"xg compact [conversation]",
 	"xg commands",
 	"xg command [argument ...]",
 	NULL
@@ -115,8 +116,13 @@ int main(int argc, char **argv)
 		xg_opt_release(&o);
 		xg_usage_error(&cmd, "'%s' is for run, plan and resume", name);
 	}
+	if (!strcmp(name, "compact") && argc > 3)
+		xg_usage_error(&cmd, "'compact' takes one conversation at most");
+	if (!strcmp(name, "compact"))
+		xg_dispatch_compact(argc == 3 ? argv[2] : NULL);
 	if (!strcmp(name, "commands")) {
-		static const char *const verbs[] = { "commands", "plan", "resume", "run", NULL };
+		static const char *const verbs[] = { "commands", "compact", "plan", "resume", "run",
+						     NULL };
 		xg_exec_list(stdout, verbs);
 		return xg_prog_exit(0);
 	}

@@ -53,6 +53,11 @@ char *xg_dispatch_request(const struct xg_dispatch_run *o);
  */
 int xg_dispatch_run(const struct xg_dispatch_run *o);
 
+/* "xg compact": execs xg-run --compact on the conversation, the newest
+ * when it is NULL; returns only to die (65 when there is none). */
+__attribute__((noreturn))
+void xg_dispatch_compact(const char *conversation);
+
 /* The id of the conversation written to last in $state/conversations (the
  * newest modification time; the greater id on a tie), or NULL when there
  * is none.  The caller frees it. */
