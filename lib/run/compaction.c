@@ -336,7 +336,8 @@ static jv latest_todo(jv msgs)
 	return found;
 }
 
-/* The list as the todo tool shows it, one mark an item; NULL when empty. */
+/* The list (consumed) as the todo tool shows it, one mark an item; NULL
+ * when empty. */
 static char *todo_text(jv items)
 {
 	struct xg_buf b = XG_BUF_INIT(0);
@@ -352,6 +353,7 @@ static char *todo_text(jv items)
 			xg_buf_addf(&b, "%s[%c] %s", b.len ? "\n" : "", mark, c);
 		jv_free(it);
 	}
+	jv_free(items);
 	if (!b.len) {
 		xg_buf_release(&b);
 		return NULL;
