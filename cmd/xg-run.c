@@ -12,11 +12,13 @@ static const char *const usage[] = {
 	"xg-run [-v] [--stream] [--conversation id] [--model model] [--effort effort] "
 	"[--account name] [--variant ref] [--mode mode] [--ask command] [--gate filter] "
 	"[--work-slice policy] [request]",
+	"xg-run --compact --conversation id [-v] [--model model] [--effort effort] "
+	"[--account name] [--variant ref]",
 	NULL
 };
 
 enum { OPT_STREAM = 1, OPT_CONV, OPT_MODEL, OPT_EFFORT, OPT_ACCOUNT, OPT_VARIANT,
-       OPT_MODE, OPT_ASK, OPT_GATE, OPT_SLICE };
+       OPT_MODE, OPT_ASK, OPT_GATE, OPT_SLICE, OPT_COMPACT };
 
 static const struct xg_option options[] = {
 	{ 'v', 'v', "verbose", NULL, "say on stderr which upstream records were computed" },
@@ -30,6 +32,7 @@ static const struct xg_option options[] = {
 	{ OPT_ASK, 0, "ask", "command", "a command that answers ask_user questions" },
 	{ OPT_GATE, 0, "gate", "filter", "a jq filter that allows or refuses each tool call" },
 	{ OPT_SLICE, 0, "work-slice", "policy", "off, or maxToolCalls=N,maxMinutes=M,maxSlices=K" },
+	{ OPT_COMPACT, 0, "compact", NULL, "compact the conversation now; no request" },
 	{ 0 }
 };
 
@@ -59,6 +62,7 @@ int main(int argc, char **argv)
 		case OPT_ASK: ro.ask = arg; break;
 		case OPT_GATE: ro.gate = arg; break;
 		case OPT_SLICE: ro.work_slice = arg; break;
+		case OPT_COMPACT: ro.compact = 1; break;
 		}
 	}
 	if (o.nargs > 1)
@@ -67,9 +71,11 @@ int main(int argc, char **argv)
 		xg_usage_error(&cmd, "'%s' " XG_CONV_ID_BAD, ro.conversation);
 	if (ro.mode && !xg_conv_mode_valid(ro.mode))
 		xg_usage_error(&cmd, "'%s' " XG_CONV_MODE_BAD, ro.mode);
+	if (ro.compact && (o.nargs || !ro.conversation))
+		xg_usage_error(&cmd, "--compact takes --conversation and no request");
 	if (o.nargs == 1 && strcmp(o.args[0], "-"))
 		ro.text = o.args[0];
-	else
+	else if (!ro.compact)
 		ro.read_stdin = (o.nargs == 1) || xg_stdin_readable();
 	rc = xg_run(&ro, stdout);
 	xg_opt_release(&o);

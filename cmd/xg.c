@@ -1,6 +1,7 @@
 /*
  * xg: the dispatcher.  "xg run TEXT", "xg plan TEXT" and "xg resume
- * [CONVERSATION] TEXT" run the pipeline of a run; "xg FOO ARGS" runs
+ * [CONVERSATION] TEXT" run the pipeline of a run, "xg compact" shortens a
+ * conversation; "xg FOO ARGS" runs
  * "xg-FOO ARGS", as git runs its commands; "xg commands" lists what can be
  * run, "xg help" tells of it.
  */
@@ -17,6 +18,7 @@ static const char *const usage[] = {
 	"xg plan " RUN_OPTIONS " [--conversation id] " RUN_LAST " text",
 	"xg resume " RUN_OPTIONS " " RUN_LAST " [conversation] text",
 	"xg resume",
+	"xg compact [conversation]",
 	"xg commands",
 	"xg help [command]",
 	"xg version",
@@ -48,6 +50,8 @@ static const struct xg_command cmd = {
 static const struct xg_dispatch_verb verbs[] = {
 	{ "commands", "List the commands: xg's own and the xg programs found.",
 	  xg_dispatch_commands },
+	{ "compact", "Compact a conversation now: its older history becomes a summary.",
+	  xg_dispatch_compact_verb },
 	{ "help", "Print the usage of xg, or of one of its commands.", xg_dispatch_help },
 	{ "plan", "Ask an agent for a plan: a run in plan mode, which changes nothing.",
 	  xg_dispatch_run_verb },

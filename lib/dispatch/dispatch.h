@@ -53,6 +53,9 @@ int xg_dispatch_help(const struct xg_dispatch_cli *cli, const struct xg_dispatch
 		     int argc, char **argv);
 int xg_dispatch_version(const struct xg_dispatch_cli *cli, const struct xg_dispatch_verb *v,
 			int argc, char **argv);
+__attribute__((noreturn))
+int xg_dispatch_compact_verb(const struct xg_dispatch_cli *cli, const struct xg_dispatch_verb *v,
+			     int argc, char **argv);
 int xg_dispatch_commands(const struct xg_dispatch_cli *cli, const struct xg_dispatch_verb *v,
 			 int argc, char **argv);
 
@@ -146,6 +149,11 @@ int xg_dispatch_is_conversation_id(const char *word);
  * string.  rec is only looked at; *reply is the caller's to free.
  */
 void xg_dispatch_reply_peek(jv rec, char **reply);
+/* "xg compact": execs xg-run --compact on the conversation, when it is
+ * NULL the newest whose workspace is this directory (xg resume's); returns
+ * only to die (65 when there is none). */
+__attribute__((noreturn))
+void xg_dispatch_compact(const char *conversation);
 
 /*
  * Rendering a run's records for a person (xg on a terminal, xg(1)): the

@@ -52,17 +52,20 @@ static void verb_command(const struct xg_dispatch_cli *cli, const struct xg_disp
 	vc->cmd.options = v->run == xg_dispatch_run_verb ? cli->cmd->options : no_options;
 }
 
-/* Parses a verb that takes no options and at most max operands. */
+/* Parses a verb that takes no options and at most one operand, what it
+ * is (NULL: none). */
 static void parse_plain(const struct xg_command *cmd, const char *verb, int argc, char **argv,
-			int max, struct xg_opts *o)
+			const char *what, struct xg_opts *o)
 {
 	const char *arg;
 
 	xg_opt_init(o, cmd, argc, argv);
 	while (xg_opt_next(o, &arg) != -1)
 		;
-	if (o->nargs > max)
-		xg_usage_error(cmd, "'%s' takes %s", verb, max ? "one command at most" : "no operand");
+	if (o->nargs > (what ? 1 : 0) && what)
+		xg_usage_error(cmd, "'%s' takes one %s at most", verb, what);
+	if (o->nargs > 0 && !what)
+		xg_usage_error(cmd, "'%s' takes no operand", verb);
 }
 
 /* The names of the verbs, NULL-terminated, into names (USAGE_MAX * 2). */
@@ -105,7 +108,7 @@ int xg_dispatch_help(const struct xg_dispatch_cli *cli, const struct xg_dispatch
 	char *path, *args[3];
 
 	verb_command(cli, v, &vc);
-	parse_plain(&vc.cmd, v->name, argc, argv, 1, &o);
+	parse_plain(&vc.cmd, v->name, argc, argv, "command", &o);
 	if (!o.nargs) {
 		const char *verbs[USAGE_MAX * 2];
 
@@ -140,7 +143,7 @@ int xg_dispatch_version(const struct xg_dispatch_cli *cli, const struct xg_dispa
 	struct xg_opts o;
 
 	verb_command(cli, v, &vc);
-	parse_plain(&vc.cmd, v->name, argc, argv, 0, &o);
+	parse_plain(&vc.cmd, v->name, argc, argv, NULL, &o);
 	xg_opt_release(&o);
 	xg_print_version(cli->cmd);
 	return 0;
@@ -154,7 +157,7 @@ int xg_dispatch_commands(const struct xg_dispatch_cli *cli, const struct xg_disp
 	struct xg_opts o;
 
 	verb_command(cli, v, &vc);
-	parse_plain(&vc.cmd, v->name, argc, argv, 0, &o);
+	parse_plain(&vc.cmd, v->name, argc, argv, NULL, &o);
 	xg_opt_release(&o);
 	verb_names(cli, verbs);
 	xg_exec_list(stdout, verbs);
@@ -311,4 +314,15 @@ int xg_dispatch_run_verb(const struct xg_dispatch_cli *cli, const struct xg_disp
 	free(newest);
 	xg_opt_release(&o);
 	return rc;
+}
+
+int xg_dispatch_compact_verb(const struct xg_dispatch_cli *cli, const struct xg_dispatch_verb *v,
+			     int argc, char **argv)
+{
+	struct verb_cmd vc;
+	struct xg_opts o;
+
+	verb_command(cli, v, &vc);
+	parse_plain(&vc.cmd, v->name, argc, argv, "conversation", &o);
+	xg_dispatch_compact(o.nargs ? o.args[0] : NULL);
 }

@@ -225,10 +225,25 @@ int xg_run_call(struct run *r, struct turn *t)
 	memset(&perr, 0, sizeof(perr));
 	rc = stream(r, t, &perr);
 	count_usage_peek(r, t->usage);
+	if (rc > 0 && !r->signal && r->rc < 0) {
+		/* A context overflow compacts the history; then the request
+		 * goes once more, and a second overflow fails the run. */
+		int c = xg_run_compact_overflow(r, &perr);
+
+		if (c == 1) {
+			turn_reset(t);
+			memset(&perr, 0, sizeof(perr));
+			rc = stream(r, t, &perr);
+			count_usage_peek(r, t->usage);
+		} else if (c) {
+			rc = -1;
+		}
+	}
 	if (r->signal || rc == -1 || r->rc >= 0)
 		return r->rc >= 0 ? r->rc : -1;
 	if (rc)
 		return xg_run_fail(r, rc, "provider '%s' (%s): %s: %s", r->prov->name, r->prov->host,
 				   perr.class ? perr.class : "error", perr.message);
+	xg_run_compact_note_peek(r, t->usage);
 	return settle(r, t);
 }

@@ -1,6 +1,8 @@
 /*
  * The conversation of a run: its history loaded as provider messages, and
  * each message, tool result and model change appended as it is complete.
+ * A compaction entry restarts the history from its summary and the
+ * messages it kept (compaction.c).
  */
 #include "xg.h"
 #include "run/internal.h"
@@ -112,6 +114,10 @@ int xg_run_load_history(struct run *r)
 			m = xg_json_set(m, "ok", jv_copy(xg_json_get_peek(e, "ok")));
 			pending = without_id(pending, xg_json_string_peek(e, "id"));
 			r->messages = jv_array_append(r->messages, m);
+		} else if (type && !strcmp(type, "compaction")) {
+			/* From here on the history is the summary and what it kept. */
+			r->messages = close_calls(r->messages, &pending);
+			r->messages = xg_run_compact_resume(r, r->messages, jv_copy(e));
 		}
 		jv_free(e);
 	}

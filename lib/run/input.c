@@ -150,6 +150,13 @@ int xg_run_read_input(struct run *r)
 	size_t line = 0;
 	int n = 0;
 
+	if (r->o->compact) {	/* --compact: no request, a conversation */
+		r->request = xg_rec_new("request");
+		if (!r->o->conversation || !xg_conv_exists(r->o->conversation))
+			return xg_run_fail(r, XG_EX_DATAERR, "there is no conversation '%s' to "
+					   "compact", r->o->conversation ? r->o->conversation : "");
+		return 0;
+	}
 	if (r->o->text) {
 		r->request = xg_rec_new("request");
 		r->request = xg_json_set(r->request, "text", jv_string(r->o->text));
@@ -380,7 +387,7 @@ void xg_run_start_input(struct run *r)
 {
 	struct run_input *in = input_of(r);
 
-	if (in->reading || !held_peek(r->snapshot))
+	if (!r->o->compact && (in->reading || !held_peek(r->snapshot)))
 		start_thread(r, in, 1);
 }
 

@@ -12,6 +12,8 @@
  *   prepare.c   everything before the first request
  *   call.c      one provider call, and run_start at its first event
  *   history.c   the conversation: loaded, and appended to
+ *   compaction.c  the older history summarised when the context fills,
+ *               and the checkpoint that follows a summary in this run
  *   input.c     the upstream records, and a snapshot taken when none came
  *   slice.c     work slices: the policy, each slice's evidence, the stop
  *               and report at a boundary, its checkpoint, the continuation
@@ -89,6 +91,17 @@ struct run_slice {
 	jv files, commands;		/* its evidence */
 };
 
+/* What compaction.c keeps of a run (all zero at the start). */
+struct run_compact {
+	long long last_input;	/* input tokens the last request reported */
+	int sent;		/* messages that request carried; 0: none sent */
+	int head;		/* leading messages that are the summary and the
+				 * checkpoint, not history */
+	int count;		/* compactions in this run */
+	int fresh;		/* compacted since the last request went out */
+	jv todo;		/* the todo list the last checkpoint showed */
+};
+
 struct run {
 	const struct xg_run_opts *o;
 	struct xg_run_out out;
@@ -132,6 +145,7 @@ struct run {
 	int calls, requests;
 	char *reply;
 	struct run_slice slice;
+	struct run_compact compact;
 
 	/* The outcome, for run_end and run.json; rc is -1 while the run goes on. */
 	const char *status, *stop;
@@ -224,6 +238,30 @@ int xg_run_note_model_change(struct run *r);
 /* Adds a user message to the request, the conversation and the records;
  * kind may be NULL. */
 int xg_run_add_user_message(struct run *r, const char *text, const char *kind);
+
+/* ---- compaction.c: the older history summarised ---- */
+
+struct xg_provider_error;
+
+/* Before a request: compacts first when the context it would send passes
+ * the model's window less the reserve; 0 or fails the run. */
+int xg_run_compact_maybe(struct run *r);
+/* After a failed request: 1 when it was a context overflow and the history
+ * is now compacted, so the request is worth sending once more; 0 when not
+ * (it fails as it is); r->rc when compacting failed the run, -1 when a
+ * signal stopped it. */
+int xg_run_compact_overflow(struct run *r, const struct xg_provider_error *e);
+/* After a request's reply: notes what it reported (usage borrowed). */
+void xg_run_compact_note_peek(struct run *r, jv usage);
+/* The whole of an xg-run --compact run, once prepared: the conversation
+ * compacted now; returns r->rc. */
+int xg_run_compact_alone(struct run *r);
+/* The message a summary stands as at the head of the history (owned). */
+jv xg_run_summary_message(const char *summary);
+/* The history loaded so far after a compaction entry (both consumed): the
+ * summary, then the messages it kept. */
+jv xg_run_compact_resume(struct run *r, jv messages, jv entry);
+void xg_run_compact_release(struct run *r);
 
 /* ---- prepare.c: before the first request ---- */
 

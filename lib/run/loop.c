@@ -262,7 +262,7 @@ static int converse(struct run *r)
 	    xg_run_add_user_message(r, xg_json_string_peek(r->request, "text"), NULL))
 		goto out;
 	for (;;) {
-		if (r->signal || xg_run_call(r, &t))
+		if (r->signal || xg_run_compact_maybe(r) || xg_run_call(r, &t))
 			break;
 		n = xg_json_length_peek(t.calls);
 		for (i = 0; i < n; i++)
@@ -320,6 +320,7 @@ static void run_release(struct run *r)
 	jv_free(r->messages);
 	jv_free(r->tools);
 	jv_free(r->pending);
+	xg_run_compact_release(r);
 	free(r->id);
 	free(r->conv);
 	free(r->cwd);
@@ -343,7 +344,7 @@ int xg_run(const struct xg_run_opts *o, FILE *fp)
 	r.rc = -1;
 	xg_run_signals_catch(&r);
 	if (xg_run_prepare(&r, fp) == 0)
-		converse(&r);
+		o->compact ? xg_run_compact_alone(&r) : converse(&r);
 	xg_run_prepare_join(&r);
 	/* run_start, if it is not out yet; the rest of the input is joined
 	 * first, and a signal that comes meanwhile counts too. */

@@ -34,6 +34,7 @@ struct xg_run_opts {
 	int stream;			/* --stream: text records */
 	int verbose;			/* -v */
 	int read_stdin;			/* read records from standard input */
+	int compact;			/* --compact: compact the conversation, no request */
 };
 
 /* Runs the loop, writing records to out; returns the exit code. */

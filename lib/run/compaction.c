@@ -1,0 +1,559 @@
+/*
+ * Compaction (design.md B4 and section 10, ADR-0067; man 1 xg-run,
+ * COMPACTION): when the context a request would send comes near the
+ * model's window, or the provider answers that it is too long, the older
+ * part of the history is summarised by the run's own model and replaced by
+ * that summary; the most recent part is kept as it was.
+ *
+ *   when      xg_run_compact_maybe before each request (the last request's
+ *             input tokens plus a quarter of the bytes added since, against
+ *             the window less the reserve), xg_run_compact_overflow after a
+ *             context_overflow answer, xg_run_compact_alone for --compact
+ *   the cut   find_cut: a budget of recent messages kept verbatim, cut
+ *             before a user or assistant message, never between a tool
+ *             call and its result
+ *   the ask   summarise: the pack's system prompt and tools, the older
+ *             messages and the variant's compaction section; its usage
+ *             counts in the run's
+ *   after it  a compaction entry in the conversation (the next run starts
+ *             from it: xg_run_compact_resume, called while history.c
+ *             loads), a compaction record, and the history now the summary,
+ *             the checkpoint when there is one, and the kept messages
+ *
+ * The checkpoint is this run's alone: rendered once per compaction from the
+ * request, the todo list of that moment and, in plan mode, the plan
+ * instructions; placed right after the summary in r->messages, so every
+ * later request carries the same bytes; never in the conversation, no
+ * record, gone with the run.  A run that loads a summary gets none.
+ */
+#include "xg.h"
+#include "run/internal.h"
+#include "provider/provider.h"
+#include "choices/choices.h"
+#include "prompt/prompt.h"
+
+/* The reserve when the catalog gives the model no output limit. */
+#define RESERVE_FLOOR 8192
+/* The recent history kept verbatim: a tenth of the window, at most this. */
+#define KEEP_MAX 20000
+#define KEEP_SHARE 10
+
+/* ---- sizes ---- */
+
+static long long bytes_peek(jv v)
+{
+	struct xg_buf b = XG_BUF_INIT(0);
+	long long n;
+
+	xg_json_dump(&b, jv_copy(v));
+	n = (long long)b.len;
+	xg_buf_release(&b);
+	return n;
+}
+
+/* About four bytes a token: what a request adds before its usage is known. */
+static long long tokens_of(long long bytes)
+{
+	return (bytes + 3) / 4;
+}
+
+/* A number of the model's catalog entry, -1 when it has none. */
+static long long model_int(const struct run *r, const char *key)
+{
+	const char *id = xg_json_string_peek(r->model, "id");
+	long long v;
+	jv m;
+
+	if (!r->have_catalog || !id)
+		return -1;
+	m = xg_catalog_model_peek(&r->choices.cat, id);
+	if (!jv_is_valid(m) || xg_json_int_peek(m, key, &v) < 0)
+		return -1;
+	return v;
+}
+
+/* The context the next request would send, in tokens. */
+static long long context_estimate(const struct run *r)
+{
+	int n = xg_json_length_peek(r->messages), i;
+	const char *sys = xg_json_string_peek(r->pack, "system");
+	long long b = 0;
+
+	if (r->compact.sent > 0 && r->compact.last_input > 0 && r->compact.sent <= n) {
+		for (i = r->compact.sent; i < n; i++) {
+			jv m = jv_array_get(jv_copy(r->messages), i);
+
+			b += bytes_peek(m);
+			jv_free(m);
+		}
+		return r->compact.last_input + tokens_of(b);
+	}
+	b = (sys ? (long long)strlen(sys) : 0) + bytes_peek(r->tools) + bytes_peek(r->messages);
+	return tokens_of(b);
+}
+
+/* Where compaction starts: the window less the reserve, -1 when the window
+ * is unknown.  The reserve is the model's output limit (the floor when
+ * there is none), at most a quarter of the window. */
+static long long threshold(const struct run *r)
+{
+	long long w = model_int(r, "context_window"), out = model_int(r, "max_output_tokens");
+
+	if (w <= 0)
+		return -1;
+	if (out <= 0)
+		out = RESERVE_FLOOR;
+	if (out > w / 4)
+		out = w / 4;
+	return w - out;
+}
+
+static long long keep_budget(const struct run *r)
+{
+	long long w = model_int(r, "context_window");
+
+	return w > 0 && w / KEEP_SHARE < KEEP_MAX ? w / KEEP_SHARE : KEEP_MAX;
+}
+
+/*
+ * The first message kept: the earliest cut whose messages from there on
+ * fit the budget, made before a message that is not a tool result, so a
+ * call and its results stay on one side.  Everything from the head up to
+ * the cut is summarised; a cut at the head leaves nothing to summarise.
+ */
+static int find_cut(const struct run *r)
+{
+	int n = xg_json_length_peek(r->messages), i, cut = n;
+	long long acc = 0, budget = keep_budget(r);
+
+	for (i = n - 1; i >= r->compact.head; i--) {
+		jv m = jv_array_get(jv_copy(r->messages), i);
+		const char *role = xg_json_string_peek(m, "role");
+		int boundary = !role || strcmp(role, "tool");
+
+		acc += tokens_of(bytes_peek(m));
+		jv_free(m);
+		if (acc > budget)
+			break;
+		if (boundary)
+			cut = i;
+	}
+	return cut;
+}
+
+/* ---- the summary request ---- */
+
+struct summary {
+	struct run *r;
+	struct xg_buf text;
+	jv usage;
+};
+
+static int on_event(void *ctx, jv ev)
+{
+	struct summary *s = ctx;
+	const char *type = xg_json_string_peek(ev, "type"), *t;
+
+	xg_run_begin(s->r);
+	if (s->r->rc >= 0) {
+		jv_free(ev);
+		return 1;
+	}
+	/* Only the text is the summary: a tool call in the reply is not run. */
+	if (type && !strcmp(type, "text") && (t = xg_json_string_peek(ev, "text")))
+		xg_buf_addstr(&s->text, t);
+	else if (type && !strcmp(type, "usage")) {
+		jv_free(s->usage);
+		s->usage = jv_copy(ev);
+	}
+	jv_free(ev);
+	return s->r->signal != 0;
+}
+
+static void on_retry(void *ctx, const struct xg_provider_retry *rr)
+{
+	struct summary *s = ctx;
+	jv v = xg_rec_new("retry");
+
+	xg_run_begin(s->r);
+	if (s->r->rc >= 0)
+		xg_provider_abort(s->r->prov);
+	v = xg_json_set(v, "attempt", jv_number(rr->attempt));
+	v = xg_json_set(v, "of", jv_number(rr->of));
+	v = xg_json_set(v, "delay_ms", jv_number((double)rr->delay_ms));
+	v = xg_json_set(v, "reason", string_or_null(rr->reason));
+	if (rr->message && *rr->message)
+		v = xg_json_set(v, "message", jv_string(rr->message));
+	v = xg_json_set(v, "partial", jv_bool(rr->partial));
+	xg_run_emit(s->r, xg_json_set(v, "for", jv_string("compaction")));
+	if (rr->partial)
+		xg_buf_setlen(&s->text, 0);
+}
+
+/* The usage of the summary request, counted in the run's. */
+static void count_usage_peek(struct run *r, jv u)
+{
+	long long in = 0, cached = 0, out = 0;
+	jv v;
+
+	if (jv_get_kind(u) != JV_KIND_OBJECT)
+		return;
+	xg_json_int_peek(u, "input", &in);
+	xg_json_int_peek(u, "cached_input", &cached);
+	xg_json_int_peek(u, "output", &out);
+	r->in += in;
+	r->cached += cached;
+	r->output += out;
+	v = xg_rec_new("usage");
+	v = xg_json_set(v, "input", jv_number((double)in));
+	v = xg_json_set(v, "cached_input", jv_number((double)cached));
+	v = xg_json_set(v, "output", jv_number((double)out));
+	v = xg_json_set(v, "cumulative", xg_run_usage(r->in, r->cached, r->output));
+	xg_run_emit(r, xg_json_set(v, "for", jv_string("compaction")));
+}
+
+static jv user_message(const char *text)
+{
+	jv m = xg_json_set(jv_object(), "role", jv_string("user"));
+
+	return xg_json_set(m, "text", jv_string(text));
+}
+
+static const char *template_peek(const struct run *r, const char *name)
+{
+	return xg_json_string_peek(xg_json_get_peek(r->pack, "templates"), name);
+}
+
+/*
+ * The request: what the run's requests hold (the system prompt, the tools,
+ * the model and effort), so the provider's cache covers the older
+ * messages, which are a prefix of the last request; then the instruction.
+ * The tools stay because a history of tool calls needs them on some
+ * providers; the instruction asks for text, and only text is read.
+ */
+static jv summary_request(const struct run *r, int cut)
+{
+	const char *instr = template_peek(r, "compaction");
+	const char *name = xg_json_string_peek(r->model, "name");
+	const char *id = xg_json_string_peek(r->model, "id");
+	const char *effort = xg_json_string_peek(r->model, "effort");
+	jv msgs = jv_array_slice(jv_copy(r->messages), 0, cut), q = jv_object();
+
+	if (!instr)
+		instr = "Summarise the conversation so far for yourself, to carry on the work "
+			"from the summary alone: the request and the person's instructions, what "
+			"was done and found, the current state, and what remains. Reply with "
+			"the summary as plain text, and call no tool.";
+	msgs = jv_array_append(msgs, user_message(instr));
+	if (!name)
+		name = strchr(id, '/') ? strchr(id, '/') + 1 : id;
+	q = xg_json_set(q, "model", jv_string(name));
+	q = xg_json_set(q, "system", jv_copy(xg_json_get_peek(r->pack, "system")));
+	if (r->stable >= 0)
+		q = xg_json_set(q, "system_stable", jv_number((double)r->stable));
+	q = xg_json_set(q, "messages", msgs);
+	q = xg_json_set(q, "tools", jv_copy(r->tools));
+	if (effort)
+		q = xg_json_set(q, "effort", jv_string(effort));
+	return xg_json_set(q, "cache_key", jv_string(r->conv));
+}
+
+/* The summary of messages up to cut in *out; 0, -1 when a signal stopped
+ * it, or r->rc once the run failed. */
+static int summarise(struct run *r, int cut, char **out)
+{
+	struct summary s = { r, XG_BUF_INIT(0), jv_null() };
+	struct xg_provider_callbacks cb = { on_event, on_retry, &s };
+	struct xg_provider_error perr;
+	size_t b, e;
+	int rc;
+
+	memset(&perr, 0, sizeof(perr));
+	r->requests++;
+	r->in_flight = r->prov;
+	if (r->signal)
+		xg_provider_abort(r->prov);
+	rc = xg_provider_stream(r->prov, summary_request(r, cut), &cb, &perr);
+	r->in_flight = NULL;
+	xg_run_begin(r);
+	count_usage_peek(r, s.usage);
+	jv_free(s.usage);
+	if (r->signal || rc == XG_PROVIDER_STOPPED || r->rc >= 0) {
+		xg_buf_release(&s.text);
+		return r->rc >= 0 ? r->rc : -1;
+	}
+	if (rc) {
+		xg_buf_release(&s.text);
+		return xg_run_fail(r, rc, "compaction: %s: %s", perr.class ? perr.class : "error",
+				   perr.message);
+	}
+	for (b = 0; b < s.text.len && isspace((unsigned char)s.text.buf[b]); b++)
+		;
+	for (e = s.text.len; e > b && isspace((unsigned char)s.text.buf[e - 1]); e--)
+		;
+	if (e == b) {
+		xg_buf_release(&s.text);
+		return xg_run_fail(r, XG_EX_UNAVAILABLE, "compaction: the model's reply held no summary");
+	}
+	*out = xg_strndup(s.text.buf + b, e - b);
+	xg_buf_release(&s.text);
+	return 0;
+}
+
+/* ---- the checkpoint ---- */
+
+/* The items of the newest todo_write that succeeded (owned), or null. */
+static jv latest_todo(jv msgs)
+{
+	jv ok = jv_object(), found = jv_null();
+	int i;
+
+	for (i = xg_json_length_peek(msgs) - 1; i >= 0 && jv_get_kind(found) == JV_KIND_NULL; i--) {
+		jv m = jv_array_get(jv_copy(msgs), i), calls = xg_json_get_peek(m, "tool_calls");
+		const char *role = xg_json_string_peek(m, "role"), *name = xg_json_string_peek(m, "name");
+		const char *id = xg_json_string_peek(m, "id");
+		bool good = false;
+		int k;
+
+		if (role && !strcmp(role, "tool") && name && !strcmp(name, "todo_write") && id &&
+		    xg_json_bool_peek(m, "ok", &good) == 0 && good)
+			ok = xg_json_set(ok, id, jv_true());
+		for (k = xg_json_length_peek(calls) - 1; k >= 0 && jv_get_kind(found) == JV_KIND_NULL; k--) {
+			jv c = jv_array_get(jv_copy(calls), k);
+			const char *cn = xg_json_string_peek(c, "name"), *cid = xg_json_string_peek(c, "id");
+			jv items = xg_json_get_peek(xg_json_get_peek(c, "args"), "items");
+
+			if (cn && !strcmp(cn, "todo_write") && cid &&
+			    jv_is_valid(xg_json_get_peek(ok, cid)) && jv_get_kind(items) == JV_KIND_ARRAY) {
+				jv_free(found);
+				found = jv_copy(items);
+			}
+			jv_free(c);
+		}
+		jv_free(m);
+	}
+	jv_free(ok);
+	return found;
+}
+
+/* The list (consumed) as the todo tool shows it, one mark an item; NULL
+ * when empty. */
+static char *todo_text(jv items)
+{
+	struct xg_buf b = XG_BUF_INIT(0);
+
+	jv_array_foreach(items, i, it) {
+		const char *c = xg_json_string_peek(it, "content");
+		const char *st = xg_json_string_peek(it, "status");
+		char mark = !st ? ' ' : !strcmp(st, "completed") ? 'x' :
+			    !strcmp(st, "in_progress") ? '~' : ' ';
+
+		(void)i;
+		if (c)
+			xg_buf_addf(&b, "%s[%c] %s", b.len ? "\n" : "", mark, c);
+		jv_free(it);
+	}
+	jv_free(items);
+	if (!b.len) {
+		xg_buf_release(&b);
+		return NULL;
+	}
+	return xg_buf_detach(&b, NULL);
+}
+
+/* In plan mode, the plan instructions: the dynamic rest of the system
+ * prompt after its stable prefix. */
+static const char *plan_text_peek(const struct run *r)
+{
+	const char *sys = xg_json_string_peek(r->pack, "system");
+
+	if (strcmp(r->mode, "plan") || !sys || r->stable < 0 || (size_t)r->stable + 2 > strlen(sys))
+		return NULL;
+	return sys + r->stable + 2;
+}
+
+/* The checkpoint's text for this compaction, or NULL when it found no todo
+ * list and no plan. */
+static char *checkpoint_text(struct run *r)
+{
+	const char *tmpl = template_peek(r, "checkpoint"), *plan = plan_text_peek(r);
+	const char *req = xg_json_string_peek(r->request, "text");
+	jv items = latest_todo(r->messages), vars = jv_object();
+	char *todo, *esc, *out;
+
+	if (jv_get_kind(items) == JV_KIND_ARRAY) {
+		xg_run_compact_release(r);
+		r->compact.todo = items;
+	} else {
+		jv_free(items);
+	}
+	todo = jv_get_kind(r->compact.todo) == JV_KIND_ARRAY ? todo_text(jv_copy(r->compact.todo)) : NULL;
+	if (!todo && !plan) {
+		jv_free(vars);
+		return NULL;
+	}
+	esc = xg_prompt_escape_data(req ? req : "");
+	vars = xg_json_set(vars, "request", jv_string(esc));
+	free(esc);
+	vars = xg_json_set(vars, "todo", jv_string(todo ? todo : ""));
+	vars = xg_json_set(vars, "plan", jv_string(plan ? plan : ""));
+	if (!tmpl)
+		tmpl = "Checkpoint after compaction; the work goes on. The request:\n"
+		       "<request>\n{{request}}\n</request>\n{{?todo}}The todo list then:\n{{todo}}\n"
+		       "{{/todo}}{{?plan}}The plan instructions:\n{{plan}}\n{{/plan}}"
+		       "A later todo update supersedes this list.";
+	out = xg_prompt_render_peek(tmpl, strlen(tmpl), vars);
+	free(todo);
+	jv_free(vars);
+	return out;
+}
+
+/* ---- compacting ---- */
+
+jv xg_run_summary_message(const char *summary)
+{
+	char *text = xg_asprintf("The earlier part of this conversation was compacted into the "
+				 "summary below, which you wrote for yourself; the messages after "
+				 "it are the most recent ones, as they were.\n\n<summary>\n%s\n"
+				 "</summary>", summary);
+	jv m = user_message(text);
+
+	free(text);
+	return m;
+}
+
+/*
+ * Compacts the history now: 0 once it is the summary, the checkpoint and
+ * the kept messages; 1 when there is nothing to summarise; else as
+ * summarise.
+ */
+static int compact(struct run *r, const char *why, long long before)
+{
+	int n = xg_json_length_peek(r->messages), cut = find_cut(r), rc;
+	char *summary = NULL, *cp = NULL;
+	jv e, rec, msgs;
+
+	if (cut <= r->compact.head)
+		return 1;
+	if ((rc = summarise(r, cut, &summary)))
+		return rc;
+	e = xg_rec_new("compaction");
+	e = xg_json_set(e, "summary", jv_string(summary));
+	e = xg_json_set(e, "kept", jv_number(n - cut));
+	e = xg_json_set(e, "tokens_before", jv_number((double)before));
+	e = xg_json_set(e, "reason", jv_string(why));
+	if ((rc = xg_run_remember(r, e))) {
+		free(summary);
+		return rc;
+	}
+	rec = xg_rec_new("compaction");
+	rec = xg_json_set(rec, "reason", jv_string(why));
+	rec = xg_json_set(rec, "tokens_before", jv_number((double)before));
+	rec = xg_json_set(rec, "summarised", jv_number(cut - r->compact.head));
+	rec = xg_json_set(rec, "kept", jv_number(n - cut));
+	rec = xg_json_set(rec, "summary_bytes", jv_number((double)strlen(summary)));
+	xg_run_emit(r, rec);
+	if (!r->o->compact)
+		cp = checkpoint_text(r);
+	msgs = jv_array_append(jv_array(), xg_run_summary_message(summary));
+	if (cp)
+		msgs = jv_array_append(msgs, user_message(cp));
+	r->compact.head = cp ? 2 : 1;
+	msgs = jv_array_concat(msgs, jv_array_slice(jv_copy(r->messages), cut, n));
+	jv_free(r->messages);
+	r->messages = msgs;
+	r->compact.count++;
+	r->compact.fresh = 1;
+	r->compact.sent = 0;
+	r->compact.last_input = 0;
+	free(r->reply);
+	r->reply = summary;
+	free(cp);
+	return 0;
+}
+
+int xg_run_compact_maybe(struct run *r)
+{
+	long long at = threshold(r), est;
+
+	/* Once compacted, the next request goes out before another try, so a
+	 * history that cannot shrink does not loop. */
+	if (at < 0 || r->compact.fresh)
+		return 0;
+	est = context_estimate(r);
+	if (est <= at)
+		return 0;
+	return compact(r, "context", est) < 0 ? -1 : r->rc >= 0 ? r->rc : 0;
+}
+
+int xg_run_compact_overflow(struct run *r, const struct xg_provider_error *e)
+{
+	int rc;
+
+	if (!e->class || strcmp(e->class, "context_overflow"))
+		return 0;
+	rc = compact(r, "overflow", context_estimate(r));
+	if (rc == 1)
+		return 0;
+	return rc ? (r->rc >= 0 ? r->rc : -1) : 1;
+}
+
+void xg_run_compact_note_peek(struct run *r, jv usage)
+{
+	long long in = 0;
+
+	r->compact.fresh = 0;
+	r->compact.sent = xg_json_length_peek(r->messages);
+	r->compact.last_input = xg_json_int_peek(usage, "input", &in) == 0 ? in : 0;
+}
+
+int xg_run_compact_alone(struct run *r)
+{
+	int rc;
+
+	if (r->conv_new)
+		return xg_run_fail(r, XG_EX_DATAERR, "there is no conversation '%s' to compact", r->conv);
+	if (xg_run_load_history(r))
+		return r->rc;
+	rc = compact(r, "requested", context_estimate(r));
+	if (rc == 1) {
+		jv n = xg_rec_new("notice");
+
+		n = xg_json_set(n, "from", jv_string(xg_progname));
+		xg_run_emit(r, xg_json_set(n, "text", jv_string("nothing to compact: the "
+			    "conversation's messages fit in what compaction keeps")));
+	} else if (rc) {
+		return r->rc >= 0 ? r->rc : -1;
+	}
+	r->status = "completed";
+	r->rc = 0;
+	return 0;
+}
+
+jv xg_run_compact_resume(struct run *r, jv messages, jv entry)
+{
+	const char *summary = xg_json_string_peek(entry, "summary");
+	long long kept = 0;
+	int n = xg_json_length_peek(messages);
+	jv out;
+
+	if (!summary || xg_json_int_peek(entry, "kept", &kept) < 0 || kept < 0) {
+		jv_free(entry);
+		return messages;
+	}
+	if (kept > n)
+		kept = n;
+	out = jv_array_append(jv_array(), xg_run_summary_message(summary));
+	out = jv_array_concat(out, jv_array_slice(messages, n - (int)kept, n));
+	r->compact.head = 1;
+	jv_free(entry);
+	return out;
+}
+
+/* todo starts zeroed, which is no jv to free: only a list is one. */
+void xg_run_compact_release(struct run *r)
+{
+	if (jv_get_kind(r->compact.todo) == JV_KIND_ARRAY)
+		jv_free(r->compact.todo);
+	r->compact.todo = jv_null();
+}

@@ -1,0 +1,258 @@
+#!/usr/bin/env bats
+# xg-run's compaction (man 1 xg-run, COMPACTION), against the fake
+# provider in each wire kind, with a model whose context window is tiny:
+# 8000 tokens less a reserve of 1000, so a reported input of 7600 tokens
+# compacts before the next request, and 800 tokens of history are kept.
+# The fake provider's log is where cache stability is proved: each
+# request is the one before plus new items, byte for byte, but for the
+# first, the summary request and the one right after it.
+
+load lib/helper
+load lib/fake-provider
+load lib/xg-run
+
+setup() {
+	xg_run_setup
+	# About 100 tokens a read, so a few turns fill what is kept.
+	for i in 1 2 3 4 5 6 7 8; do
+		echo "line $i of the notes, with words enough to take some room in the context"
+	done >notes.txt
+}
+
+teardown() {
+	fake_provider_stop
+}
+
+# step ID USAGE: a scripted reply that reads notes.txt, reporting USAGE
+# input tokens.
+read_step() {
+	printf '{"tool_calls": [{"id": "%s", "name": "read", "args": {"path": "notes.txt"}}], "usage": {"input": %s, "output": 20}}\n' "$1" "$2"
+}
+
+todo_step() {
+	printf '{"tool_calls": [{"id": "%s", "name": "todo_write", "args": {"items": [{"content": "%s", "status": "in_progress"}, {"content": "report", "status": "pending"}]}}], "usage": {"input": 5000, "output": 20}}\n' "$1" "$2"
+}
+
+# The Python every log check starts with: the request items of each
+# logged request, the compaction requests, the checkpoint's texts.
+LOGLIB='
+import json
+key = {"openai-chat": "messages", "anthropic-messages": "messages", "openai-responses": "input"}[log[0]["kind"]]
+def items(r): return r["body"][key]
+def dump(x): return json.dumps(x)
+def strings(x):
+    if isinstance(x, str): yield x
+    elif isinstance(x, list):
+        for v in x: yield from strings(v)
+    elif isinstance(x, dict):
+        for v in x.values(): yield from strings(v)
+def is_summary_request(r): return "The conversation is about to be compacted" in dump(items(r))
+def checkpoints(r): return [s for s in strings(items(r)) if s.startswith("Checkpoint after compaction")]
+def extends(a, b):
+    A, B = a["body"], b["body"]
+    if set(A) != set(B): return False
+    if any(dump(A[k]) != dump(B[k]) for k in A if k != key): return False
+    return len(B[key]) > len(A[key]) and all(dump(x) == dump(B[key][i]) for i, x in enumerate(A[key]))
+'
+
+@test "a long run compacts in the middle and every other request extends the one before, in each wire kind" {
+	for kind in $KINDS; do
+		{
+			todo_step t1 "read the notes"
+			for i in $(seq 2 24); do read_step "r$i" 5000; done
+			read_step r25 7600
+			echo '{"text": "SUMMARY-ONE: the notes were read 24 times.", "usage": {"input": 4000, "cached_input": 3000, "output": 30}}'
+			for i in $(seq 27 51); do read_step "r$i" 5200; done
+			echo '{"text": "all read"}'
+		} >script.ndjson
+		serve "$kind" <script.ndjson
+		small_catalog "$kind" 8000 1000
+		xgrun "read the notes fifty times"
+		assert_success
+		[ "$(end_field .status)" = completed ]
+		[ "$(end_field .tool_calls)" = 50 ]
+		[ "$(recs compaction | wc -l)" = 1 ]
+		recs compaction | jq -e '.reason == "context" and .tokens_before > 7000 and .kept > 0 and .summarised > 0'
+		# The summary request's usage counts in the run's.
+		[ "$(recs usage | jq -s 'map(select(.for == "compaction")) | length')" = 1 ]
+		recs run_end | jq -e '.usage.cached_input == 3000'
+		conv=$(recs run_start | jq -r .conversation)
+		fake_log "$LOGLIB"'
+assert len(log) == 52, len(log)
+assert [i for i, r in enumerate(log) if is_summary_request(r)] == [25]
+s = log[25]
+# The summary request carries the older messages as the last request had them.
+assert all(dump(x) == dump(items(log[24])[i]) for i, x in enumerate(items(s)[:-1]))
+assert len(items(s)) < len(items(log[24]))
+for i in range(1, 52):
+    if i in (25, 26): continue
+    assert extends(log[i - 1], log[i]), i
+assert not extends(log[24], log[26])
+# The checkpoint: none before, then one, the same bytes on every request,
+# right after the summary; it restates the request and the todo list.
+assert all(not checkpoints(r) for r in log[:26])
+cps = [checkpoints(r) for r in log[26:]]
+assert all(len(c) == 1 and c[0] == cps[0][0] for c in cps), cps
+cp = cps[0][0]
+assert "read the notes fifty times" in cp and "[~] read the notes" in cp and "[ ] report" in cp, cp
+b = dump(items(log[26]))
+assert b.index("SUMMARY-ONE") < b.index("Checkpoint after compaction") < b.index("SUMMARY-ONE") + 200
+assert dump(items(log[26])).count("<summary>") == 1
+# What was summarised is gone; what was kept is there as it was.
+assert "\"r3\"" not in b and "\"r25\"" in b
+'
+		# The conversation holds the summary, never the checkpoint.
+		jq -e -s 'map(select(.type == "compaction")) | length == 1 and (.[0] | .summary == "SUMMARY-ONE: the notes were read 24 times." and .kept > 0 and .tokens_before > 7000 and (.at | test("^20")))' "$CONVS/$conv.jsonl"
+		! grep -q "Checkpoint after compaction" "$CONVS/$conv.jsonl"
+		[[ "$output" != *"Checkpoint after compaction"* ]]
+
+		# The next run starts from the summary, and gets no checkpoint.
+		serve "$kind" <<-'EOF'
+		{"text": "resumed"}
+		EOF
+		xgrun --conversation "$conv" "go on"
+		assert_success
+		[ -z "$(recs compaction)" ]
+		fake_log "$LOGLIB"'
+assert len(log) == 1
+b = dump(items(log[0]))
+assert b.count("<summary>") == 1 and b.index("SUMMARY-ONE") < b.index("\"r25\"")
+assert not checkpoints(log[0])
+assert "\"r3\"" not in b and "\"r25\"" in b and "\"r51\"" in b and "go on" in b
+'
+	done
+}
+
+@test "a second compaction in the run rebuilds the checkpoint from the todo list of that moment" {
+	for kind in $KINDS; do
+		{
+			todo_step t1 "first list"
+			for i in 2 3 4 5; do read_step "a$i" 5000; done
+			read_step a6 7600
+			echo '{"text": "SUMMARY-ONE"}'
+			todo_step t2 "second list"
+			for i in 2 3 4 5; do read_step "b$i" 5000; done
+			read_step b6 7600
+			echo '{"text": "SUMMARY-TWO"}'
+			echo '{"text": "done"}'
+		} >script.ndjson
+		serve "$kind" <script.ndjson
+		small_catalog "$kind" 8000 1000
+		xgrun "two compactions"
+		assert_success
+		[ "$(recs compaction | wc -l)" = 2 ]
+		fake_log "$LOGLIB"'
+assert len(log) == 15, len(log)
+assert [i for i, r in enumerate(log) if is_summary_request(r)] == [6, 13]
+one = [checkpoints(r) for r in log[7:13]]
+two = [checkpoints(r) for r in log[14:]]
+assert all(c == one[0] and len(c) == 1 for c in one), one
+assert all(c == two[0] and len(c) == 1 for c in two), two
+assert one[0] != two[0]
+assert "first list" in one[0][0] and "second list" not in one[0][0]
+assert "second list" in two[0][0] and "first list" not in two[0][0]
+for r in log[14:]:
+    b = dump(items(r))
+    assert "SUMMARY-TWO" in b and "SUMMARY-ONE" not in b
+for i in range(8, 13):
+    assert extends(log[i - 1], log[i]), i
+'
+	done
+}
+
+@test "a context_overflow answer compacts and the request goes once more, in each wire kind" {
+	for kind in $KINDS; do
+		{
+			for i in 1 2 3 4 5 6; do read_step "o$i" 3000; done
+			echo '{"overflow": true}'
+			echo '{"text": "SUMMARY-OVERFLOW"}'
+			echo '{"text": "done after all"}'
+		} >script.ndjson
+		serve "$kind" <script.ndjson
+		small_catalog "$kind" 8000 1000
+		xgrun "overflow"
+		assert_success
+		[ "$(end_field .reply)" = "done after all" ]
+		recs compaction | jq -e '.reason == "overflow"'
+		fake_log "$LOGLIB"'
+assert len(log) == 9, len(log)
+assert is_summary_request(log[7])
+b = dump(items(log[8]))
+assert "SUMMARY-OVERFLOW" in b and len(items(log[8])) < len(items(log[6]))
+# Nothing armed the checkpoint: no todo list, no plan.
+assert not checkpoints(log[8])
+'
+	done
+}
+
+@test "a second context_overflow for the same request fails the run as before" {
+	{
+		for i in 1 2 3 4 5 6; do read_step "o$i" 3000; done
+		echo '{"overflow": true}'
+		echo '{"text": "SUMMARY-OVERFLOW"}'
+		echo '{"overflow": true}'
+	} >script.ndjson
+		serve openai-chat <script.ndjson
+	small_catalog openai-chat 8000 1000
+	xgrun "overflow twice"
+	[ "$status" -eq 65 ]
+	[ "$(end_field .status)" = failed ]
+	[[ "$(end_field .reason)" == *context_overflow* ]]
+	fake_log 'assert len(log) == 9, len(log)'
+}
+
+@test "xg compact compacts the newest conversation now, and the next run starts from its summary" {
+	{
+		for i in 1 2 3 4 5 6 7 8 9 10 11 12; do read_step "c$i" 3000; done
+		echo '{"text": "read enough"}'
+	} >script.ndjson
+		serve openai-responses <script.ndjson
+	xgrun "read a lot"
+	assert_success
+	conv=$(recs run_start | jq -r .conversation)
+	serve openai-responses <<-'EOF'
+	{"text": "SUMMARY-BY-HAND"}
+	EOF
+	small_catalog openai-responses 8000 1000
+	run_split xg compact
+	assert_success
+	[ "$(end_field .status)" = completed ]
+	[ "$(end_field .reply)" = SUMMARY-BY-HAND ]
+	[ "$(recs run_start | jq -r .conversation)" = "$conv" ]
+	recs compaction | jq -e '.reason == "requested" and .kept > 0'
+	[ "$(tail -n 1 "$CONVS/$conv.jsonl" | jq -r '"\(.type) \(.summary)"')" = "compaction SUMMARY-BY-HAND" ]
+	fake_log "$LOGLIB"'
+assert len(log) == 1 and is_summary_request(log[0]) and not checkpoints(log[0])
+'
+	serve openai-responses <<-'EOF'
+	{"text": "small now"}
+	EOF
+	xgrun --conversation "$conv" "go on"
+	assert_success
+	fake_log "$LOGLIB"'
+b = dump(items(log[0]))
+assert b.index("SUMMARY-BY-HAND") < b.index("\"c12\"") and "\"c1\"" not in b
+'
+}
+
+@test "xg-run --compact on a conversation that fits says so and sends nothing" {
+	serve openai-chat <<-'EOF'
+	{"text": "short"}
+	EOF
+	xgrun "short one"
+	conv=$(recs run_start | jq -r .conversation)
+	run_split xg-run --compact --conversation "$conv"
+	assert_success
+	[[ "$(recs notice | jq -r .text)" == "nothing to compact"* ]]
+	[ -z "$(recs compaction)" ]
+	fake_log 'assert len(log) == 1'
+	run_split xg-run --compact --conversation no-such-conv
+	[ "$status" -eq 65 ]
+	[ "$(end_field .status)" = failed ]
+	run_split xg-run --compact
+	[ "$status" -eq 2 ]
+	run_split xg-run --compact --conversation "$conv" "a request"
+	[ "$status" -eq 2 ]
+	run_split xg compact no-such-conv
+	[ "$status" -eq 65 ]
+}
