@@ -1006,10 +1006,10 @@ cc: error: parse.c: No such file
 	assert_regex "$out" "xg: failed: no model to run on: 'nosuch/model' is not offered by the catalog"
 	run_split xg run --model nosuch/model hi
 	assert_failure
-	assert_equal "$stderr" "xg-choices: cannot start on nosuch/model: 'nosuch/model' is not offered by the catalog
-xg-run: no model to run on: 'nosuch/model' is not offered by the catalog"
+	assert_equal "$stderr" "xg-choices: cannot start on nosuch/model: 'nosuch/model' is not offered by the catalog ('xg-choices models' lists the models it offers)
+xg-run: no model to run on: 'nosuch/model' is not offered by the catalog ('xg-choices models' lists the models it offers)"
 	run jq -r 'select(.type == "run_end") | .reason' <<<"$output"
-	assert_output "no model to run on: 'nosuch/model' is not offered by the catalog"
+	assert_output "no model to run on: 'nosuch/model' is not offered by the catalog ('xg-choices models' lists the models it offers)"
 	# XG_RENDERED from the caller is not passed on to the stages of a
 	# run xg does not render.
 	XG_RENDERED=1 run_split xg run --model nosuch/model hi
@@ -1106,4 +1106,18 @@ complete_words() {
 	assert_output c-here
 	run complete_words xg resume c-here ''
 	assert_output ''
+}
+
+@test "with nothing configured, a run on a terminal ends at once and shows the ways forward once" {
+	[ -x "$XG_SRCDIR/bin/xg-run" ] || skip "xg-run is not built"
+	unset OPENAI_API_KEY ANTHROPIC_API_KEY OPENROUTER_API_KEY LLAMACPP_BASE_URL OLLAMA_BASE_URL
+	run script -qec "xg run 'say hello'" /dev/null
+	out=$(tr -d '\r' <<<"$output")
+	[[ "$out" == *"xg: failed: no model to run on: no model is configured"* ]] || fail "$out"
+	# The lines after the first are shown too, each once.
+	assert_equal "$(grep -c 'xg-choices auth openai' <<<"$out")" 1
+	assert_equal "$(grep -c 'models.json' <<<"$out")" 1
+	[[ "$out" != *"..."* ]] || fail "the reason was cut: $out"
+	run xg run 'say hello' </dev/null
+	assert_failure 78
 }

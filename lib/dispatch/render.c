@@ -61,6 +61,28 @@ static void add_short(struct xg_buf *out, const char *s, size_t max)
 		xg_buf_addstr(out, "...");
 }
 
+/* What a reason says after its first line (the ways forward of "nothing
+ * is configured", say): the person must see it, since xg-run's stderr is
+ * quiet when its records are shown.  At most max bytes, then "...". */
+#define REASON_REST_MAX 4096
+static void add_rest(struct xg_buf *out, const char *s, size_t max)
+{
+	size_t n;
+
+	s += strcspn(s, "\r\n");
+	s += strspn(s, "\r\n");
+	if (!*s)
+		return;
+	n = strlen(s);
+	if (n > max) {
+		n = max;
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+	}
+	add_clean(out, s, n);
+	xg_buf_addstr(out, n < strlen(s) ? "...\n" : "\n");
+}
+
 static void start_line(struct xg_render *r, struct xg_buf *out)
 {
 	if (!r->at_bol)
@@ -337,8 +359,12 @@ static void render_end(struct xg_render *r, jv rec, struct xg_buf *out)
 		xg_buf_addch(out, ')');
 	}
 	if (reason) {
+		/* Its first line here; the rest follows the status line. */
+		char *first = xg_strndup(reason, strcspn(reason, "\r\n"));
+
 		xg_buf_addstr(out, ": ");
-		add_short(out, reason, 2 * SUMMARY_MAX);
+		add_short(out, first, 2 * SUMMARY_MAX);
+		free(first);
 	}
 	style(r, out, RESET);
 	if (xg_json_int_peek(rec, "tool_calls", &calls) == 0)
@@ -353,6 +379,8 @@ static void render_end(struct xg_render *r, jv rec, struct xg_buf *out)
 		add_clean(out, r->conversation, strlen(r->conversation));
 	}
 	xg_buf_addch(out, '\n');
+	if (reason)
+		add_rest(out, reason, REASON_REST_MAX);
 	r->ended = 1;
 }
 
