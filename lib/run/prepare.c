@@ -154,13 +154,25 @@ static int compile_pack(struct run *r)
 	return 0;
 }
 
-/* The providers' key variables: no command a tool runs may see them. */
+/*
+ * What no command a tool runs may see: every catalog provider's key
+ * variable, the providers' usual ones even when the catalog names others,
+ * and where xg keeps its configuration and state (the accounts' keys are
+ * there).  XDG_CONFIG_HOME stays: it is every program's, and hiding it
+ * hides nothing, the default being as easy to guess.
+ */
+static const char *const env_always_dropped[] = {
+	"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "XG_HOME", NULL
+};
+
 static void collect_env_drop(struct run *r)
 {
 	jv provs = r->choices.cat.providers;
-	size_t n = 0;
+	size_t n = 0, i, fixed = sizeof(env_always_dropped) / sizeof(*env_always_dropped);
 
-	r->env_drop = xg_calloc((size_t)jv_object_length(jv_copy(provs)) + 1, sizeof(char *));
+	r->env_drop = xg_calloc((size_t)jv_object_length(jv_copy(provs)) + fixed, sizeof(char *));
+	for (i = 0; env_always_dropped[i]; i++)
+		r->env_drop[n++] = xg_strdup(env_always_dropped[i]);
 	jv_object_foreach(provs, k, v) {
 		const char *env = xg_json_string_peek(v, "key_env");
 
