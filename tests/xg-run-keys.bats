@@ -36,6 +36,11 @@ xgrun() {
 	run_split env -u FAKE_PROVIDER_KEY xg-run --model fake/m "$@" </dev/null
 }
 
+# xg-run on fake/m, without the fake provider's own copy of the key.
+xgrun() {
+	run_split env -u FAKE_PROVIDER_KEY xg-run --model fake/m "$@" </dev/null
+}
+
 # Fails when $1 holds either fake key.
 refute_keys() {
 	case "$1" in
@@ -52,4 +57,26 @@ refute_keys() {
 	refute_keys "$out" "the tool's environment"
 	run grep -E '^(XG_TEST_KEY|OPENAI_API_KEY|ANTHROPIC_API_KEY|OPENROUTER_API_KEY|XG_HOME)=' <<<"$out"
 	assert_failure
+}
+
+@test "xg-run's own environment, as /proc shows it, holds no key once read" {
+	cat >probe.sh <<-'EOF'
+	p=$$
+	while [ "$p" -gt 1 ] && [ "$(cat /proc/$p/comm)" != xg-run ]; do
+		p=$(cut -d' ' -f4 /proc/$p/stat)
+	done
+	if tr '\0' '\n' </proc/$p/environ >env.txt 2>/dev/null; then
+		n=$(grep -c -E '^(XG_TEST_KEY|OPENAI_API_KEY)=.' env.txt)
+	else
+		n=unreadable
+	fi
+	echo "$n $(cat /proc/$p/comm)"
+	EOF
+	{ bash_step 'sh probe.sh'; echo '{"text": "ok"}'; } | serve openai-chat
+	xgrun "look at your parent"
+	assert_success
+	out=$(c1_output)
+	refute_keys "$out" "xg-run's environment"
+	[[ "$out" =~ ^(0|unreadable)\ xg-run$ ]] || fail "the probe saw: $out"
+	if [ -f env.txt ]; then refute_keys "$(cat env.txt)" "/proc/PID/environ"; fi
 }
