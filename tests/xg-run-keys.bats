@@ -49,7 +49,7 @@ refute_keys() {
 }
 
 @test "a tool's commands see no key variable and no XG_HOME" {
-	{ bash_step 'env'; echo '{"text": "ok"}'; } | serve openai-chat
+	serve openai-chat < <(bash_step 'env'; echo '{"text": "ok"}')
 	xgrun "show the environment"
 	assert_success
 	out=$(c1_output)
@@ -72,11 +72,56 @@ refute_keys() {
 	fi
 	echo "$n $(cat /proc/$p/comm)"
 	EOF
-	{ bash_step 'sh probe.sh'; echo '{"text": "ok"}'; } | serve openai-chat
+	serve openai-chat < <(bash_step 'sh probe.sh'; echo '{"text": "ok"}')
 	xgrun "look at your parent"
 	assert_success
 	out=$(c1_output)
 	refute_keys "$out" "xg-run's environment"
 	[[ "$out" =~ ^(0|unreadable)\ xg-run$ ]] || fail "the probe saw: $out"
 	if [ -f env.txt ]; then refute_keys "$(cat env.txt)" "/proc/PID/environ"; fi
+}
+
+@test "the redactor replaces every secret of eight bytes or more, and no shorter one" {
+	run xg-test lib redact fake-secret-aaaa short7x <<<"a fake-secret-aaaa b short7x fake-secret-aaaafake-secret-aaaa"
+	assert_success
+	assert_output "a <redacted> b short7x <redacted><redacted>"
+}
+
+@test "a key a tool met reaches no record, conversation or request, only <redacted>" {
+	stored=fake-stored-key-0e7d41c9
+	mkdir -p "$XG_HOME/config/accounts/default"
+	printf '{"anthropic": {"key": "%s"}}\n' "$stored" >"$XG_HOME/config/accounts/default/auth.json"
+	chmod 600 "$XG_HOME/config/accounts/default/auth.json"
+	printf 'one %s two %s three %s\n' "$XG_TEST_KEY" "$OPENAI_API_KEY" "$stored" >secret.txt
+	serve openai-chat < <(
+		jq -cn '{tool_calls: [{id: "c1", name: "read", args: {path: "secret.txt"}}]}'
+		bash_step 'cat secret.txt' | sed 's/"c1"/"c2"/'
+		jq -cn --arg k "$XG_TEST_KEY" '{text: ("done " + $k)}'
+		echo '{"text": "again"}'
+	)
+	XG_TRACE=1 xgrun "read the secret"
+	assert_success
+	conv=$(recs run_start | jq -r .conversation)
+	[[ "$(c1_output)" == *"one <redacted> two <redacted> three <redacted>"* ]]
+	[[ "$(recs tool_result | jq -r 'select(.id == "c2") | .output')" == *"one <redacted> two <redacted>"* ]]
+	[[ "$(recs text | jq -r .text)" == *"done <redacted>"* ]] || [[ "$output" == *"done <redacted>"* ]]
+	all="$output$stderr$(cat "$XG_HOME"/state/runs/*/events.ndjson "$CONVS/$conv.jsonl" "$FAKE_LOG")"
+	[[ "$all" == *"<redacted>"* ]]
+	refute_keys "$all" "the records, the trace, the conversation or the requests"
+	case "$all" in *"$stored"*) fail "the stored key leaked" ;; esac
+	# A later run on the conversation sends nothing the history could hold.
+	xgrun --conversation "$conv" "again"
+	assert_success
+	refute_keys "$(cat "$FAKE_LOG")" "the request log"
+}
+
+@test "a key in an error body is redacted before the body is cut, and across the trace's chunks" {
+	body="$(printf 'x%.0s' $(seq 190))$XG_TEST_KEY and the rest"
+	jq -cn --arg b "$body" '{raw: $b, status: 400, content_type: "text/plain", stall: 0.3, stall_after: 195}' >script.ndjson
+	serve openai-chat <script.ndjson
+	XG_TRACE=1 XG_RETRY=off xgrun "fail"
+	assert_failure
+	all="$output$stderr$(cat "$XG_HOME"/state/runs/*/events.ndjson)"
+	[[ "$all" == *"xxxx<redacted>"* ]]
+	case "$all" in *"${XG_TEST_KEY:0:10}"* | *"${XG_TEST_KEY: -10}"*) fail "a part of the key leaked" ;; esac
 }

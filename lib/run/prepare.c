@@ -198,6 +198,21 @@ static void collect_env_drop(struct run *r)
 }
 
 /*
+ * Every key the run could come across is redacted from what it writes and
+ * sends: the key variables' values and the account's auth.json, read while
+ * they are still there.
+ */
+static void collect_secrets(struct run *r, struct xg_account_keys *keys)
+{
+	const char **d;
+
+	for (d = r->env_drop; d && *d; d++)
+		if (!is_path_var(*d))
+			xg_redact_add(getenv(*d));
+	xg_account_keys_redact(keys);
+}
+
+/*
  * Once the key is read, the key variables leave our environment: unset,
  * and their values zeroed where they stand, as unsetenv only drops the
  * pointer and /proc/PID/environ shows the block the process began with.
@@ -254,6 +269,8 @@ static int open_provider(struct run *r)
 		free(account);
 		return r->rc;
 	}
+	xg_redact_add(key);
+	collect_secrets(r, &keys);
 	xg_account_keys_release(&keys);
 	free(account);
 	r->prov = xg_provider_new(xg_json_set(jv_copy(prov), "name", jv_string(pname)), key, err,
