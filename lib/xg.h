@@ -31,6 +31,7 @@
 #include "opt.h"
 #include "prog.h"
 #include "clock.h"
+#include "redact.h"
 
 #include "banned.h"
 #endif

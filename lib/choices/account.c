@@ -322,6 +322,20 @@ int xg_account_authenticated_peek(struct xg_account_keys *k, const char *name, j
 	return find_key(k, name, provider, &val, how ? how : &dummy);
 }
 
+void xg_account_keys_redact(struct xg_account_keys *k)
+{
+	/* A missing auth.json is no key, and says nothing. */
+	if (k->status != 1 && access(k->path, F_OK) < 0)
+		return;
+	if (load_keys(k) < 0)
+		return;
+	jv_object_foreach(k->keys, name, entry) {
+		xg_redact_add(xg_json_string_peek(entry, "key"));
+		jv_free(name);
+		jv_free(entry);
+	}
+}
+
 int xg_account_key(struct xg_account_keys *k, const char *name, jv provider, char **key)
 {
 	const char *val, *how;

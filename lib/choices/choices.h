@@ -74,6 +74,9 @@ void xg_account_keys_release(struct xg_account_keys *k);
 int xg_account_authenticated_peek(struct xg_account_keys *k, const char *name, jv provider,
 				  const char **how);
 
+/* Adds every key of the account's auth.json to the secrets redacted
+ * (redact.h); an auth.json that cannot be read adds none. */
+void xg_account_keys_redact(struct xg_account_keys *k);
 /*
  * The key for provider (consumed): from its key variable, else auth.json.
  * 1 and *key set (the caller frees it, ideally after clearing it), 0 when

@@ -74,6 +74,7 @@ struct xg_provider *xg_provider_new(jv config, const char *key, char *err, size_
 	xg_http_init(&p->http, p->policy.connect_ms, p->policy.idle_ms);
 	p->http.trace = trace && *trace && strcmp(trace, "0");
 	p->http.secret = p->key;
+	xg_redact_add(p->key);
 	p->rng = (uint64_t)xg_clock_wall_ms() ^ ((uint64_t)getpid() << 32);
 	if (pipe2(p->wake, O_CLOEXEC | O_NONBLOCK) < 0)
 		p->wake[0] = p->wake[1] = -1;
@@ -308,8 +309,12 @@ int xg_provider_stream(struct xg_provider *p, jv request,
 	struct xg_provider_error e;
 	enum attempt rc = ATTEMPT_FAILED;
 
-	if (encode_timed(p, request, &body, &e) == 0)
+	if (encode_timed(p, request, &body, &e) == 0) {
+		/* A key that reached the history in spite of everything still
+		 * does not leave. */
+		xg_redact_buf(&body);
 		rc = attempts(p, &body, cb, &e);
+	}
 	xg_buf_release(&body);
 	if (rc == ATTEMPT_FINISHED)
 		return 0;

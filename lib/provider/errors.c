@@ -202,8 +202,15 @@ void xg_provider_classify(struct xg_provider_error *e, long status, const char *
 		xg_buf_addf(&text, ": %s", msg);
 	else if (type || code)
 		xg_buf_addf(&text, ": %s", code ? code : type);
-	else if (len && !jv_is_valid(doc))
-		xg_buf_addf(&text, ": %.*s", (int)(len > 200 ? 200 : len), body);
+	else if (len && !jv_is_valid(doc)) {
+		/* Redacted before it is cut: a key across the cut would
+		 * otherwise keep its first part. */
+		struct xg_buf whole = XG_BUF_INIT(0);
+
+		xg_http_redact(body, len, secret, &whole);
+		xg_buf_addf(&text, ": %.*s", (int)(whole.len > 200 ? 200 : whole.len), whole.buf);
+		xg_buf_release(&whole);
+	}
 	xg_http_redact(text.buf, text.len, secret, &red);
 	snprintf(e->message, sizeof(e->message), "%s", red.buf);
 	/* Control characters from a body stay out of one-line messages. */

@@ -34,17 +34,18 @@ void xg_http_redact(const char *s, size_t n, const char *secret, struct xg_buf *
 {
 	size_t k = secret ? strlen(secret) : 0;
 	const char *end = s + n, *hit;
+	struct xg_buf once = XG_BUF_INIT(0);
 
-	if (!k) {
-		xg_buf_add(out, s, n);
-		return;
-	}
-	while (s < end && (hit = memmem(s, (size_t)(end - s), secret, k))) {
-		xg_buf_add(out, s, (size_t)(hit - s));
-		xg_buf_addstr(out, "<redacted>");
+	while (k && s < end && (hit = memmem(s, (size_t)(end - s), secret, k))) {
+		xg_buf_add(&once, s, (size_t)(hit - s));
+		xg_buf_addstr(&once, XG_REDACTED);
 		s = hit + k;
 	}
-	xg_buf_add(out, s, (size_t)(end - s));
+	xg_buf_add(&once, s, (size_t)(end - s));
+	/* Then the process's other secrets (redact.h). */
+	xg_redact_mem(once.buf, once.len, out);
+	explicit_bzero(once.buf, once.len);
+	xg_buf_release(&once);
 }
 
 int64_t xg_http_parse_retry_after(const char *v, int64_t now_ms)
@@ -230,20 +231,14 @@ static int sensitive_header(const char *line, size_t n)
 	       name_has(line, k, "secret") || name_has(line, k, "auth");
 }
 
-static int on_debug(CURL *e, curl_infotype type, char *data, size_t size, void *ud)
+/* Writes the trace lines of p[0..n) with prefix; headers lose the values
+ * of credential headers, and the rest, unless it is already, its secrets. */
+static void trace_lines(struct xg_http *h, const char *prefix, const char *p, size_t n,
+			int headers, int redacted)
 {
-	struct xg_http *h = ud;
 	struct xg_buf out = XG_BUF_INIT(0);
-	const char *prefix, *p = data, *end = data + size, *nl;
+	const char *end = p + n, *nl;
 
-	switch (type) {
-	case CURLINFO_TEXT: prefix = "*"; break;
-	case CURLINFO_HEADER_IN: prefix = "<"; break;
-	case CURLINFO_HEADER_OUT: prefix = ">"; break;
-	case CURLINFO_DATA_IN: prefix = "<<"; break;
-	case CURLINFO_DATA_OUT: prefix = ">>"; break;
-	default: return 0;
-	}
 	while (p < end) {
 		size_t len;
 
@@ -252,12 +247,13 @@ static int on_debug(CURL *e, curl_infotype type, char *data, size_t size, void *
 		if (len && p[len - 1] == '\r')
 			len--;
 		xg_buf_addf(&out, "%s: trace: %s ", xg_progname, prefix);
-		if ((type == CURLINFO_HEADER_OUT || type == CURLINFO_HEADER_IN) &&
-		    sensitive_header(p, len)) {
+		if (headers && sensitive_header(p, len)) {
 			const char *colon = memchr(p, ':', len);
 
 			xg_buf_add(&out, p, (size_t)(colon - p));
-			xg_buf_addstr(&out, ": <redacted>");
+			xg_buf_addstr(&out, ": " XG_REDACTED);
+		} else if (redacted) {
+			xg_buf_add(&out, p, len);
 		} else {
 			xg_http_redact(p, len, h->secret, &out);
 		}
@@ -266,6 +262,51 @@ static int on_debug(CURL *e, curl_infotype type, char *data, size_t size, void *
 	}
 	fwrite(out.buf, 1, out.len, stderr);
 	xg_buf_release(&out);
+}
+
+/*
+ * A body's bytes for the trace, redacted.  A secret may run across
+ * libcurl's chunks, so the last (longest secret - 1) bytes wait in the
+ * direction's tail for the next chunk, or for the end (last).
+ */
+static void trace_data(struct xg_http *h, int dir, const char *data, size_t size, int last)
+{
+	struct xg_buf *t = &h->trace_tail[dir], shown = XG_BUF_INIT(0);
+	size_t k = xg_redact_longest(), keep = last || k < 2 ? 0 : k - 1, pos = 0, at, len, cut;
+
+	if (size)
+		xg_buf_add(t, data, size);
+	if (t->len <= keep)
+		return;
+	cut = t->len - keep;
+	/* Every secret starting before cut lies whole in the tail. */
+	while (pos < cut && (at = pos + xg_redact_find(t->buf + pos, t->len - pos, &len)) < cut) {
+		xg_buf_add(&shown, t->buf + pos, at - pos);
+		xg_buf_addstr(&shown, XG_REDACTED);
+		pos = at + len;
+	}
+	if (pos < cut) {
+		xg_buf_add(&shown, t->buf + pos, cut - pos);
+		pos = cut;
+	}
+	explicit_bzero(t->buf, pos);
+	xg_buf_consume(t, pos);
+	trace_lines(h, dir ? "<<" : ">>", shown.buf, shown.len, 0, 1);
+	xg_buf_release(&shown);
+}
+
+static int on_debug(CURL *e, curl_infotype type, char *data, size_t size, void *ud)
+{
+	struct xg_http *h = ud;
+
+	switch (type) {
+	case CURLINFO_TEXT: trace_lines(h, "*", data, size, 0, 0); break;
+	case CURLINFO_HEADER_IN: trace_lines(h, "<", data, size, 1, 0); break;
+	case CURLINFO_HEADER_OUT: trace_lines(h, ">", data, size, 1, 0); break;
+	case CURLINFO_DATA_IN: trace_data(h, 1, data, size, 0); break;
+	case CURLINFO_DATA_OUT: trace_data(h, 0, data, size, 0); break;
+	default: break;
+	}
 	return 0;
 }
 
@@ -298,6 +339,8 @@ void xg_http_init(struct xg_http *h, long connect_ms, long idle_ms)
 	h->connect_ms = connect_ms ? connect_ms : 30000;
 	h->idle_ms = idle_ms ? idle_ms : 300000;
 	h->wake_fd = -1;
+	xg_buf_init(&h->trace_tail[0], 0);
+	xg_buf_init(&h->trace_tail[1], 0);
 }
 
 void xg_http_release(struct xg_http *h)
@@ -307,6 +350,8 @@ void xg_http_release(struct xg_http *h)
 	if (h->multi)
 		curl_multi_cleanup(h->multi);
 	curl_global_cleanup();
+	xg_buf_release(&h->trace_tail[0]);
+	xg_buf_release(&h->trace_tail[1]);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -433,6 +478,10 @@ int xg_http_post(struct xg_http *h, const char *url, const char *const *headers,
 	set_options(h, url, hdrs, body, len);
 	curl_multi_add_handle(h->multi, h->easy);
 	rc = transfer(h, resp);
+	if (h->trace) {
+		trace_data(h, 0, NULL, 0, 1);
+		trace_data(h, 1, NULL, 0, 1);
+	}
 	fill_info(h, resp);
 	curl_multi_remove_handle(h->multi, h->easy);
 	/* The key is in these lines: wipe them before they go back. */

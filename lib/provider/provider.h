@@ -67,6 +67,8 @@ struct xg_http {
 	long idle_ms;
 	int trace;
 	const char *secret;	/* redacted from traces; not owned */
+	struct xg_buf trace_tail[2];	/* the trace's body bytes held back, out
+					 * and in, lest a secret be cut in two */
 	int wake_fd;		/* once readable, the request in flight gives up
 				 * (resp->cancelled); -1, the default, for none */
 	/* The request in flight. */

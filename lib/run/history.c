@@ -13,7 +13,7 @@ int xg_run_remember(struct run *r, jv entry)
 {
 	int rc;
 
-	entry = xg_json_set(entry, "run", jv_string(r->id));
+	entry = xg_json_set(xg_redact_jv(entry), "run", jv_string(r->id));
 	rc = xg_conv_append(r->conv, entry);
 	if (rc < 0 && errno == EWOULDBLOCK)
 		return xg_run_fail(r, XG_EX_TEMPFAIL, "the conversation '%s' is locked", r->conv);

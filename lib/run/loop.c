@@ -93,6 +93,8 @@ static int keep_result(struct run *r, const char *id, const char *name, jv res, 
 {
 	jv rec, m, e;
 
+	/* A key a command printed or a file held goes no further. */
+	res = xg_redact_jv(res);
 	if (!strcmp(name, "todo_write") && jv_get_kind(xg_json_get_peek(res, "items")) == JV_KIND_ARRAY) {
 		rec = xg_rec_new("todo");
 		xg_run_emit(r, xg_json_set(rec, "items", jv_copy(xg_json_get_peek(res, "items"))));

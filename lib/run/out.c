@@ -48,6 +48,7 @@ void xg_run_out_release(struct xg_run_out *o)
 
 void xg_run_out_write(struct xg_run_out *o, jv rec)
 {
+	rec = xg_redact_jv(rec);
 	if (o->ev.fp && xg_rec_write(&o->ev, jv_copy(rec)) < 0) {
 		xg_warn("cannot write the run's events: %s", strerror(errno));
 		fclose(o->ev.fp);

@@ -154,13 +154,39 @@ static int compile_pack(struct run *r)
 	return 0;
 }
 
-/* The providers' key variables: no command a tool runs may see them. */
+/*
+ * What no command a tool runs may see: every catalog provider's key
+ * variable, the providers' usual ones even when the catalog names others,
+ * and where xg keeps its configuration and state (the accounts' keys are
+ * there).  XDG_CONFIG_HOME stays: it is every program's, and hiding it
+ * hides nothing, the default being as easy to guess.
+ */
+static const char *const key_vars[] = {
+	"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", NULL
+};
+static const char *const path_vars[] = { "XG_HOME", NULL };
+
+static int is_path_var(const char *name)
+{
+	const char *const *p;
+
+	for (p = path_vars; *p; p++)
+		if (!strcmp(*p, name))
+			return 1;
+	return 0;
+}
+
 static void collect_env_drop(struct run *r)
 {
 	jv provs = r->choices.cat.providers;
-	size_t n = 0;
+	size_t n = 0, i, fixed = sizeof(key_vars) / sizeof(*key_vars) +
+				 sizeof(path_vars) / sizeof(*path_vars);
 
-	r->env_drop = xg_calloc((size_t)jv_object_length(jv_copy(provs)) + 1, sizeof(char *));
+	r->env_drop = xg_calloc((size_t)jv_object_length(jv_copy(provs)) + fixed, sizeof(char *));
+	for (i = 0; key_vars[i]; i++)
+		r->env_drop[n++] = xg_strdup(key_vars[i]);
+	for (i = 0; path_vars[i]; i++)
+		r->env_drop[n++] = xg_strdup(path_vars[i]);
 	jv_object_foreach(provs, k, v) {
 		const char *env = xg_json_string_peek(v, "key_env");
 
@@ -168,6 +194,44 @@ static void collect_env_drop(struct run *r)
 			r->env_drop[n++] = xg_strdup(env);
 		jv_free(k);
 		jv_free(v);
+	}
+}
+
+/*
+ * Every key the run could come across is redacted from what it writes and
+ * sends: the key variables' values and the account's auth.json, read while
+ * they are still there.
+ */
+static void collect_secrets(struct run *r, struct xg_account_keys *keys)
+{
+	const char **d;
+
+	for (d = r->env_drop; d && *d; d++)
+		if (!is_path_var(*d))
+			xg_redact_add(getenv(*d));
+	xg_account_keys_redact(keys);
+}
+
+/*
+ * Once the key is read, the key variables leave our environment: unset,
+ * and their values zeroed where they stand, as unsetenv only drops the
+ * pointer and /proc/PID/environ shows the block the process began with.
+ */
+static void scrub_key_vars(struct run *r)
+{
+	extern char **environ;
+	const char **d;
+	char **e;
+
+	for (d = r->env_drop; d && *d; d++) {
+		size_t len = strlen(*d);
+
+		if (is_path_var(*d))
+			continue;
+		for (e = environ; *e; e++)
+			if (!strncmp(*e, *d, len) && (*e)[len] == '=')
+				explicit_bzero(*e + len + 1, strlen(*e + len + 1));
+		unsetenv(*d);
 	}
 }
 
@@ -205,6 +269,8 @@ static int open_provider(struct run *r)
 		free(account);
 		return r->rc;
 	}
+	xg_redact_add(key);
+	collect_secrets(r, &keys);
 	xg_account_keys_release(&keys);
 	free(account);
 	r->prov = xg_provider_new(xg_json_set(jv_copy(prov), "name", jv_string(pname)), key, err,
@@ -306,6 +372,8 @@ static long long stable_bytes_peek(jv pack)
  */
 int xg_run_prepare(struct run *r, FILE *fp)
 {
+	int rc;
+
 	/* libcurl's set-up overlaps with reading the input. */
 	r->warm_running = xg_run_thread_start(&r->warm_thread, xg_http_warm, NULL) == 0;
 	xg_run_out_init(&r->out, fp);
@@ -321,7 +389,9 @@ int xg_run_prepare(struct run *r, FILE *fp)
 	if (pick_model(r))
 		return r->rc;
 	collect_env_drop(r);
-	if (open_provider(r) || compile_pack(r) || join_gate(r))
+	rc = open_provider(r);
+	scrub_key_vars(r);
+	if (rc || compile_pack(r) || join_gate(r))
 		return r->rc;
 	r->tools = xg_tool_schemas();
 	r->stable = stable_bytes_peek(r->pack);

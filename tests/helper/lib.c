@@ -23,6 +23,7 @@ static const char *const usage[] = {
 	"xg-test-lib json-dump",
 	"xg-test-lib filter type|-",
 	"xg-test-lib verb [verb [operand ...]]",
+	"xg-test-lib redact secret... <in",
 	NULL
 };
 
@@ -282,6 +283,18 @@ int cmd__lib(int argc, char **argv)
 		char *cid = xg_conv_new_id();
 		printf("%s\n", cid);
 		free(cid);
+	} else if (!strcmp(verb, "redact") && o.nargs >= 2) {
+		struct xg_buf b = XG_BUF_INIT(0);
+		int i;
+
+		for (i = 1; i < o.nargs; i++)
+			xg_redact_add(o.args[i]);
+		if (xg_read_fd(0, &b) < 0)
+			xg_die_errno(XG_EX_IOERR, "cannot read standard input");
+		xg_redact_buf(&b);
+		fwrite(b.buf, 1, b.len, stdout);
+		xg_buf_release(&b);
+		xg_redact_clear();
 	} else if (!strcmp(verb, "die") && o.nargs == 2) {
 		errno = ENOENT;
 		xg_die_errno(atoi(o.args[1]), "cannot open '%s'", "nowhere");

@@ -1,0 +1,127 @@
+#!/usr/bin/env bats
+# Keys never reach a tool, a record or a request (man 1 xg-run, Keys):
+# what a tool's commands see of the environment, what the run's own
+# process shows of it, the redaction of every known key, a key variable
+# that is refused, and the modes of the run's directory.  Against the
+# loopback fake provider; every key here is a fake one, and the tests
+# assert its absence rather than print it.
+
+load lib/helper
+load lib/fake-provider
+load lib/xg-run
+
+setup() {
+	xg_run_setup
+	export XG_TEST_KEY=fake-key-for-tests-9c1e27b4
+	export FAKE_PROVIDER_KEY=$XG_TEST_KEY
+	export OPENAI_API_KEY=fake-openai-key-5f0d33a1
+}
+
+teardown() {
+	fake_provider_stop
+}
+
+# bash_step COMMAND: a script step that has the model run COMMAND.
+bash_step() {
+	jq -cn --arg c "$1" '{tool_calls: [{id: "c1", name: "bash", args: {command: $c}}]}'
+}
+
+# The output of the tool call c1 in the run's records.
+c1_output() {
+	recs tool_result | jq -r 'select(.id == "c1") | .output'
+}
+
+# xg-run on fake/m, without the fake provider's own copy of the key.
+xgrun() {
+	run_split env -u FAKE_PROVIDER_KEY xg-run --model fake/m "$@" </dev/null
+}
+
+# xg-run on fake/m, without the fake provider's own copy of the key.
+xgrun() {
+	run_split env -u FAKE_PROVIDER_KEY xg-run --model fake/m "$@" </dev/null
+}
+
+# Fails when $1 holds either fake key.
+refute_keys() {
+	case "$1" in
+	*"$XG_TEST_KEY"* | *"$OPENAI_API_KEY"*) fail "a key is in: ${2:-the text}" ;;
+	esac
+}
+
+@test "a tool's commands see no key variable and no XG_HOME" {
+	serve openai-chat < <(bash_step 'env'; echo '{"text": "ok"}')
+	xgrun "show the environment"
+	assert_success
+	out=$(c1_output)
+	[[ "$out" == *PATH=* ]]
+	refute_keys "$out" "the tool's environment"
+	run grep -E '^(XG_TEST_KEY|OPENAI_API_KEY|ANTHROPIC_API_KEY|OPENROUTER_API_KEY|XG_HOME)=' <<<"$out"
+	assert_failure
+}
+
+@test "xg-run's own environment, as /proc shows it, holds no key once read" {
+	cat >probe.sh <<-'EOF'
+	p=$$
+	while [ "$p" -gt 1 ] && [ "$(cat /proc/$p/comm)" != xg-run ]; do
+		p=$(cut -d' ' -f4 /proc/$p/stat)
+	done
+	if tr '\0' '\n' </proc/$p/environ >env.txt 2>/dev/null; then
+		n=$(grep -c -E '^(XG_TEST_KEY|OPENAI_API_KEY)=.' env.txt)
+	else
+		n=unreadable
+	fi
+	echo "$n $(cat /proc/$p/comm)"
+	EOF
+	serve openai-chat < <(bash_step 'sh probe.sh'; echo '{"text": "ok"}')
+	xgrun "look at your parent"
+	assert_success
+	out=$(c1_output)
+	refute_keys "$out" "xg-run's environment"
+	[[ "$out" =~ ^(0|unreadable)\ xg-run$ ]] || fail "the probe saw: $out"
+	if [ -f env.txt ]; then refute_keys "$(cat env.txt)" "/proc/PID/environ"; fi
+}
+
+@test "the redactor replaces every secret of eight bytes or more, and no shorter one" {
+	run xg-test lib redact fake-secret-aaaa short7x <<<"a fake-secret-aaaa b short7x fake-secret-aaaafake-secret-aaaa"
+	assert_success
+	assert_output "a <redacted> b short7x <redacted><redacted>"
+}
+
+@test "a key a tool met reaches no record, conversation or request, only <redacted>" {
+	stored=fake-stored-key-0e7d41c9
+	mkdir -p "$XG_HOME/config/accounts/default"
+	printf '{"anthropic": {"key": "%s"}}\n' "$stored" >"$XG_HOME/config/accounts/default/auth.json"
+	chmod 600 "$XG_HOME/config/accounts/default/auth.json"
+	printf 'one %s two %s three %s\n' "$XG_TEST_KEY" "$OPENAI_API_KEY" "$stored" >secret.txt
+	serve openai-chat < <(
+		jq -cn '{tool_calls: [{id: "c1", name: "read", args: {path: "secret.txt"}}]}'
+		bash_step 'cat secret.txt' | sed 's/"c1"/"c2"/'
+		jq -cn --arg k "$XG_TEST_KEY" '{text: ("done " + $k)}'
+		echo '{"text": "again"}'
+	)
+	XG_TRACE=1 xgrun "read the secret"
+	assert_success
+	conv=$(recs run_start | jq -r .conversation)
+	[[ "$(c1_output)" == *"one <redacted> two <redacted> three <redacted>"* ]]
+	[[ "$(recs tool_result | jq -r 'select(.id == "c2") | .output')" == *"one <redacted> two <redacted>"* ]]
+	[[ "$(recs text | jq -r .text)" == *"done <redacted>"* ]] || [[ "$output" == *"done <redacted>"* ]]
+	all="$output$stderr$(cat "$XG_HOME"/state/runs/*/events.ndjson "$CONVS/$conv.jsonl" "$FAKE_LOG")"
+	[[ "$all" == *"<redacted>"* ]]
+	refute_keys "$all" "the records, the trace, the conversation or the requests"
+	case "$all" in *"$stored"*) fail "the stored key leaked" ;; esac
+	# A later run on the conversation sends nothing the history could hold.
+	xgrun --conversation "$conv" "again"
+	assert_success
+	refute_keys "$(cat "$FAKE_LOG")" "the request log"
+}
+
+@test "a key in an error body is redacted before the body is cut, and across the trace's chunks" {
+	body="$(printf 'x%.0s' $(seq 190))$XG_TEST_KEY and the rest"
+	jq -cn --arg b "$body" '{raw: $b, status: 400, content_type: "text/plain", stall: 0.3, stall_after: 195}' >script.ndjson
+	serve openai-chat <script.ndjson
+	XG_TRACE=1 XG_RETRY=off xgrun "fail"
+	assert_failure
+	all="$output$stderr$(cat "$XG_HOME"/state/runs/*/events.ndjson)"
+	[[ "$all" == *"xxxx<redacted>"* ]]
+	case "$all" in *"${XG_TEST_KEY:0:10}"* | *"${XG_TEST_KEY: -10}"*) fail "a part of the key leaked" ;; esac
+}
