@@ -36,11 +36,6 @@ xgrun() {
 	run_split env -u FAKE_PROVIDER_KEY xg-run --model fake/m "$@" </dev/null
 }
 
-# xg-run on fake/m, without the fake provider's own copy of the key.
-xgrun() {
-	run_split env -u FAKE_PROVIDER_KEY xg-run --model fake/m "$@" </dev/null
-}
-
 # Fails when $1 holds either fake key.
 refute_keys() {
 	case "$1" in
@@ -124,4 +119,26 @@ refute_keys() {
 	all="$output$stderr$(cat "$XG_HOME"/state/runs/*/events.ndjson)"
 	[[ "$all" == *"xxxx<redacted>"* ]]
 	case "$all" in *"${XG_TEST_KEY:0:10}"* | *"${XG_TEST_KEY: -10}"*) fail "a part of the key leaked" ;; esac
+}
+
+@test "a key variable holding a control character is refused with exit 77, its value never shown" {
+	serve openai-chat <<<'{"text": "never"}'
+	XG_TEST_KEY=$'fake-key-for-tests\r\nX-Injected: 1' xgrun "inject"
+	assert_failure 77
+	[[ "$stderr" == *"the key in XG_TEST_KEY holds a space or a control character at byte 19"* ]] ||
+		fail "$stderr"
+	[[ "$output$stderr" != *X-Injected* ]] || fail "the value was shown"
+	fake_log 'assert len(log) == 0'
+}
+
+@test "a run's directory is 0700 and its files 0600" {
+	serve openai-chat < <(bash_step 'seq 100000'; echo '{"text": "ok"}')
+	xgrun "modes"
+	assert_success
+	dir=$(find "$XG_HOME/state/runs" -mindepth 1 -maxdepth 1 -type d)
+	[ -n "$dir" ]
+	assert_equal "$(stat -c %a "$dir")" 700
+	run find "$dir" -type f ! -perm 600
+	assert_output ""
+	[ -s "$dir/events.ndjson" ] && [ -s "$dir/run.json" ]
 }

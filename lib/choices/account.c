@@ -336,11 +336,37 @@ void xg_account_keys_redact(struct xg_account_keys *k)
 	}
 }
 
+/* The first byte of key that cannot go into a header (a space, a control
+ * character), counted from 1; 0 when there is none. */
+static size_t bad_key_byte(const char *key)
+{
+	size_t i;
+
+	for (i = 0; key[i]; i++)
+		if ((unsigned char)key[i] <= ' ' || key[i] == 0x7f)
+			return i + 1;
+	return 0;
+}
+
 int xg_account_key(struct xg_account_keys *k, const char *name, jv provider, char **key)
 {
 	const char *val, *how;
 	int got = find_key(k, name, provider, &val, &how);
+	size_t bad;
 
+	*key = NULL;
+	/* A CR or LF would end the header and start another: the key is
+	 * refused, by where it came from, never shown. */
+	if (got > 0 && val && (bad = bad_key_byte(val))) {
+		if (!strcmp(how, "env"))
+			xg_error("the key in %s holds a space or a control character at byte "
+				 "%zu; it is not used", xg_json_string_peek(provider, "key_env"), bad);
+		else
+			xg_error("the key of provider '%s' in '%s' holds a space or a control "
+				 "character at byte %zu; it is not used", name, k->path, bad);
+		jv_free(provider);
+		return -1;
+	}
 	*key = got > 0 && val ? xg_strdup(val) : NULL;
 	jv_free(provider);
 	return got < 0 ? -1 : *key != NULL;

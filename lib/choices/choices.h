@@ -80,7 +80,10 @@ void xg_account_keys_redact(struct xg_account_keys *k);
 /*
  * The key for provider (consumed): from its key variable, else auth.json.
  * 1 and *key set (the caller frees it, ideally after clearing it), 0 when
- * there is none (or the provider needs none), -1 as above.  It consumes
+ * there is none (or the provider needs none), -1 as above (k->status the
+ * exit code), or for a key holding a space or a control character, which
+ * would break the request's header (reported, the value never shown; k->status
+ * is not a failure's then: exit 77).  It consumes
  * provider rather than peek at it because *key is the caller's own, not
  * borrowed, as a _peek's answer would be.
  */

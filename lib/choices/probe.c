@@ -308,7 +308,7 @@ int xg_catalog_probe(const char *account, const char *provider, struct xg_rec_wr
 	}
 	xg_account_keys_init(&keys, account);
 	if (xg_account_key(&keys, provider, jv_copy(p), &key) < 0)
-		rc = keys.status;
+		rc = keys.status > 1 ? keys.status : XG_EX_NOPERM;
 	else
 		rc = ask(&cat, provider, p, key, w);
 	if (key) {

@@ -108,7 +108,7 @@ static int bash_open_full(const struct xg_tool_ctx *ctx, char **path)
 	if (id && *id && id[0] != '.' && strlen(id) <= 128 &&
 	    strspn(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == strlen(id)) {
 		name = xg_asprintf("%s/bash-%s.txt", dir, id);
-		fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	} else {
 		name = xg_asprintf("%s/bash-XXXXXX.txt", dir);
 		fd = mkostemps(name, 4, O_CLOEXEC);

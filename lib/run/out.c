@@ -14,15 +14,21 @@ int xg_run_out_open(struct xg_run_out *o, const char *id)
 {
 	char *rel = xg_path_join("runs", id), *path;
 	FILE *fp;
+	int fd;
 
 	o->dir = xg_path_state(rel);
 	free(rel);
-	if (xg_mkdir_p(o->dir, 0755) < 0)
+	/* A run's records hold prompts, tool output and file contents: only
+	 * their owner reads them, as with conversations. */
+	if (xg_mkdir_p(o->dir, 0700) < 0)
 		return -1;
 	path = xg_path_join(o->dir, "events.ndjson");
-	fp = fopen(path, "ae");
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	fp = fd < 0 ? NULL : fdopen(fd, "a");
 	if (!fp) {
 		xg_error_errno("cannot open '%s'", path);
+		if (fd >= 0)
+			close(fd);
 		free(path);
 		return -1;
 	}
@@ -77,7 +83,7 @@ int xg_run_out_summary(struct xg_run_out *o, jv info)
 	xg_json_dump(&b, info);
 	xg_buf_addch(&b, '\n');
 	path = xg_path_join(o->dir, "run.json");
-	rc = xg_write_atomic(path, b.buf, b.len, 0644);
+	rc = xg_write_atomic(path, b.buf, b.len, 0600);
 	free(path);
 	xg_buf_release(&b);
 	return rc;

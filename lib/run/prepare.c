@@ -255,7 +255,7 @@ static int open_provider(struct run *r)
 	got = xg_account_key(&keys, pname, jv_copy(prov), &key);
 	if (got < 0) {
 		/* Released, keys no longer says why: keep it first. */
-		int why = keys.status ? keys.status : XG_EX_NOPERM;
+		int why = keys.status > 1 ? keys.status : XG_EX_NOPERM;
 
 		xg_account_keys_release(&keys);
 		free(account);
