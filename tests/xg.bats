@@ -1118,6 +1118,9 @@ complete_words() {
 	assert_equal "$(grep -c 'xg-choices auth openai' <<<"$out")" 1
 	assert_equal "$(grep -c 'models.json' <<<"$out")" 1
 	[[ "$out" != *"..."* ]] || fail "the reason was cut: $out"
+	# No conversation was made, so none is named to resume.
+	[[ "$out" != *"; conversation "* ]] || fail "a conversation is named: $out"
+	[ ! -e "$XG_HOME/state/conversations" ] || [ -z "$(ls "$XG_HOME/state/conversations")" ]
 	run xg run 'say hello' </dev/null
 	assert_failure 78
 }

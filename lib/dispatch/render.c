@@ -4,6 +4,7 @@
  * and the loop that reads records from a descriptor and writes the text.
  */
 #include "xg.h"
+#include "conversation.h"
 #include "dispatch/dispatch.h"
 
 #define BOLD "\033[1m"
@@ -342,7 +343,7 @@ static void render_end(struct xg_render *r, jv rec, struct xg_buf *out)
 	const char *stop = xg_json_string_peek(rec, "stop");
 	const char *reason = xg_json_string_peek(rec, "reason");
 	const char *reply = xg_json_string_peek(rec, "reply");
-	long long calls = 0;
+	long long calls = 0, requests = 0;
 	double ms;
 
 	/* Without --stream and without a message record, the reply is only
@@ -374,7 +375,10 @@ static void render_end(struct xg_render *r, jv rec, struct xg_buf *out)
 		add_duration(out, ms);
 	}
 	add_usage(out, xg_json_get_peek(rec, "usage"));
-	if (r->conversation) {
+	/* A run that sent no request may have made no conversation: naming
+	 * one that is not there would send the person to resume nothing. */
+	if (r->conversation && (xg_json_int_peek(rec, "requests", &requests) < 0 || requests > 0 ||
+				xg_conv_exists(r->conversation))) {
 		xg_buf_addstr(out, "; conversation ");
 		add_clean(out, r->conversation, strlen(r->conversation));
 	}
