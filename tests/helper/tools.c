@@ -14,6 +14,8 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -123,29 +125,41 @@ static void refuse_openat2(void)
 		xg_die(XG_EX_SOFTWARE, "cannot filter openat2: %s", strerror(errno));
 }
 
-/* Exchanges a and b, both in the current directory, until killed. */
-static void swap_forever(const char *a, const char *b)
+/* Exchanges a and b, both in the current directory, until killed,
+ * counting the swaps in *swaps. */
+static void swap_forever(const char *a, const char *b, volatile int *swaps)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	for (;;)
+	for (;;) {
 		if (syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 2 /* RENAME_EXCHANGE */) < 0)
 			_exit(1);
+		*swaps = 1;
+	}
 }
 
 static void race(struct xg_tool_ctx *ctx, const char *outside, int count,
 		 struct xg_rec_writer *w)
 {
 	struct stat st;
+	volatile int *swaps;
 	pid_t pid;
 	int i;
 
 	if (chdir(ctx->workspace) < 0 || symlink(outside, "x") < 0)
 		xg_die(XG_EX_IOERR, "cannot set the race up: %s", strerror(errno));
 	ctx->workspace = ".";
+	swaps = mmap(NULL, sizeof(*swaps), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		     -1, 0);
+	if (swaps == MAP_FAILED)
+		xg_die(XG_EX_SOFTWARE, "cannot map: %s", strerror(errno));
+	*swaps = 0;
 	if ((pid = fork()) < 0)
 		xg_die(XG_EX_SOFTWARE, "cannot fork: %s", strerror(errno));
 	if (pid == 0)
-		swap_forever("d", "x");
+		swap_forever("d", "x", swaps);
+	/* The calls start once the swapping has. */
+	while (!*swaps)
+		sched_yield();
 	for (i = 0; i < count; i++) {
 		const char *name[] = { "write", "read", "edit" };
 		jv args[3];
