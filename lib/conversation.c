@@ -68,6 +68,30 @@ int xg_conv_exists(const char *id)
 	return ok;
 }
 
+int xg_conv_hold(const char *id)
+{
+	char *dir, *rel, *path;
+	int fd = -1;
+
+	if (!xg_conv_id_valid(id)) {
+		errno = EINVAL;
+		return xg_error("'%s' " XG_CONV_ID_BAD, id);
+	}
+	dir = xg_path_state("conversations");
+	rel = xg_asprintf("conversations/%s.run.lock", id);
+	path = xg_path_state(rel);
+	if (xg_mkdir_p(dir, 0700) == 0)
+		fd = xg_lock_file_mode(path, O_RDWR | O_CREAT, 0600, xg_lock_timeout_ms());
+	{
+		int e = errno;
+		free(dir);
+		free(rel);
+		free(path);
+		errno = e;
+	}
+	return fd;
+}
+
 static jv with_stamp(jv entry)
 {
 	char at[25];

@@ -14,6 +14,10 @@
  *
  * Readers that want the newest entries read from the end of the file, so a
  * long conversation costs what its tail costs.
+ *
+ * A run holds its conversation from start to end (xg_conv_hold), a lock of
+ * its own beside the file, so a second run waits for the first rather than
+ * mix its turns in.
  */
 #include "json.h"
 
@@ -36,6 +40,16 @@ char *xg_conv_new_id(void);
 char *xg_conv_path(const char *id);
 /* Whether the conversation's file exists. */
 int xg_conv_exists(const char *id);
+
+/*
+ * Holds the conversation for a run: an exclusive flock on ID.run.lock
+ * beside its file (created 0600; the appends' own lock is the file's, taken
+ * briefly), so two runs never interleave their entries.  Waits at most
+ * xg_lock_timeout_ms.  Returns the descriptor (close-on-exec; closing it
+ * lets go), or -1 reported with errno set: EWOULDBLOCK when another
+ * process held it throughout, named in the message.
+ */
+int xg_conv_hold(const char *id);
 
 /*
  * Appends entry (consumed) to the conversation, adding "at" when it has

@@ -524,6 +524,55 @@ tool_on_terminal() {
 	assert_equal "$(cat "$WS/in.txt")" x
 }
 
+# Races the file tools (see tests/helper/tools.c), with the driver's options
+# in "$@", and checks that nothing came in from outside or went out.
+race_the_tools() {
+	# The model's own bash can run such a loop in the background while the
+	# file tools work: what was checked must be what is opened.
+	mkdir d
+	printf 'inside r\n' >d/r.txt
+	printf 'inside a\n' >d/e.txt
+	printf 'secret r\n' >"$OUT/r.txt"
+	printf 'secret a\n' >"$OUT/e.txt"
+	run_split timeout 120 xg-test tools "$@" --workspace "$WS" race "$OUT" 100
+	assert_success
+	assert_equal "$(wc -l <<<"$output")" 300
+	refute_regex "$(jq -r .result.output <<<"$output")" secret
+	assert_equal "$(ls -A "$OUT")" "$(printf 'e.txt\nr.txt')"
+	assert_equal "$(cat "$OUT/r.txt" "$OUT/e.txt")" "$(printf 'secret r\nsecret a')"
+	assert [ -d d ] && assert [ ! -L d ]
+	run grep -rl secret "$WS"
+	assert_failure
+}
+
+@test "a directory swapped for a symlink to outside, over and over, lets nothing in or out" {
+	race_the_tools
+}
+
+@test "the same holds where the kernel has no openat2" {
+	race_the_tools --no-openat2
+}
+
+@test "where the kernel has no openat2, the paths that stay inside still work" {
+	mkdir -p real other
+	printf 'x\n' >real/t.txt
+	ln -s real/t.txt link
+	ln -s "$WS/other" abs
+	tool --no-openat2 write '{"path":"link","content":"y\n"}'
+	assert_equal "$(field ok)" true
+	assert [ -L link ]
+	assert_equal "$(cat real/t.txt)" y
+	tool --no-openat2 write '{"path":"abs/deep/er/z.txt","content":"z\n"}'
+	assert_equal "$(field output)" "Created 'other/deep/er/z.txt' (2 bytes)"
+	tool --no-openat2 read '{"path":"abs/deep/er/z.txt"}'
+	assert_equal "$(field output)" "$(printf '     1\tz')"
+	tool --no-openat2 edit '{"path":"link","edits":[{"old_text":"y","new_text":"w"}]}'
+	assert_equal "$(field ok)" true
+	assert_equal "$(cat real/t.txt)" w
+	tool --no-openat2 read '{"path":"nope.txt"}'
+	assert_equal "$(field output)" "read: cannot open 'nope.txt': No such file or directory"
+}
+
 # ---- todo_write ----
 
 @test "todo_write returns the validated list" {

@@ -744,6 +744,38 @@ closed_port() {
 	fake_log 'assert len(log) == 1'
 }
 
+@test "a run holds its conversation: a second run on it waits, then exits 75 naming the first" {
+	T=$BATS_TEST_TMPDIR
+	serve openai-chat <<-EOF
+	{"tool_calls": [{"id": "b1", "name": "bash", "args": {"command": "touch $T/started; while [ ! -e $T/go ]; do sleep 0.05; done"}}]}
+	{"text": "first done"}
+	{"text": "third done"}
+	EOF
+	xg-run --model fake/m --conversation c1 "first" </dev/null >"$T/out1" 2>"$T/err1" &
+	first=$!
+	# Up to a minute, to stop a hang only.
+	for i in $(seq 600); do
+		[ -e "$T/started" ] && break
+		sleep 0.1
+	done
+	XG_LOCK_TIMEOUT=200 xgrun --conversation c1 "second"
+	assert_failure 75
+	assert_framed
+	[ "$(end_field .status)" = failed ]
+	[[ "$stderr" == *"$CONVS/c1.run.lock' is locked by process $first (xg-run)"*"XG_LOCK_TIMEOUT"* ]]
+	[[ "$stderr" == *"the conversation 'c1' is in use by another run"* ]]
+	touch "$T/go"
+	wait "$first"
+	xgrun --conversation c1 "third"
+	assert_success
+	[ "$(end_field .reply)" = "third done" ]
+	# The second run asked nothing and wrote nothing: the turns are whole.
+	fake_log 'assert len(log) == 3'
+	run jq -r 'select(.type == "message") | .role + " " + (.text // "")' "$CONVS/c1.jsonl"
+	refute_output --partial second
+	[ "$(grep -c '^user' <<<"$output")" = 2 ]
+}
+
 @test "a wrong key is exit 77 and the key is never shown" {
 	for kind in $KINDS; do
 		serve "$kind" <<-'EOF'

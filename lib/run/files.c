@@ -1,6 +1,9 @@
 /*
  * The file tools: read, write and edit.  Each takes its path through
- * workspace.c first, which refuses one that leads outside the workspace.
+ * workspace.c first, which refuses one that leads outside the workspace,
+ * and opens it only through workspace.c's descriptors: the file to read,
+ * and for a write the directory that will hold it, where the temporary
+ * file is made and renamed into place.
  *
  * read scans the file a chunk at a time and keeps only the window it
  * shows, refusing a binary file; write replaces the whole file atomically,
@@ -116,10 +119,11 @@ static void reader_feed(struct reader *r, const char *p, size_t n)
 }
 
 /* Opens path for reading; -1 with *err set when it is not a regular file. */
-static int read_open(const char *path, const char *shown, off_t *size, jv *err)
+static int read_open(const struct xg_tool_ctx *ctx, const char *path, const char *shown,
+		     off_t *size, jv *err)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = xg_tool_workspace_open(ctx, path, O_RDONLY | O_NONBLOCK);
 
 	if (fd < 0) {
 		*err = xg_tool_fail("read: cannot open '%s': %s", shown, strerror(errno));
@@ -230,7 +234,7 @@ jv xg_tool_read_peek(const struct xg_tool_ctx *ctx, jv args)
 		r.limit = XG_TOOL_MAX_LINES;
 	if (!(path = xg_tool_workspace_path_peek(ctx, "read", args, &shown, &res)))
 		return res;
-	if ((fd = read_open(path, shown, &size, &res)) >= 0) {
+	if ((fd = read_open(ctx, path, shown, &size, &res)) >= 0) {
 		xg_buf_init(&r.line, 0);
 		xg_buf_init(&r.text, 0);
 		r.ln = 1;
@@ -264,24 +268,90 @@ int xg_tool_mkdir_parents(const char *path)
 	return 0;
 }
 
+/* A temporary file beside base in dir, made with O_EXCL; its name in tmp. */
+static int open_temporary(int dir, const char *base, struct xg_buf *tmp)
+{
+	unsigned seed = (unsigned)getpid() ^ (unsigned)xg_clock_ms();
+	int i, fd = -1;
+
+	for (i = 0; i < 100; i++) {
+		seed = seed * 1103515245u + 12345u;
+		xg_buf_reset(tmp);
+		xg_buf_addf(tmp, "%s.tmp%06x", base, (seed >> 8) & 0xffffff);
+		fd = openat(dir, tmp->buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+	}
+	return fd;
+}
+
+/* Writes base in dir atomically with mode: a temporary file there, fsync,
+ * renamed over base, and the directory synced. */
+static int write_at(int dir, const char *base, const char *data, size_t len, mode_t mode)
+{
+	struct xg_buf tmp = XG_BUF_INIT(0);
+	int fd = open_temporary(dir, base, &tmp), e;
+
+	if (fd < 0)
+		goto fail;
+	if (fchmod(fd, mode) < 0 || xg_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+		e = errno;
+		close(fd);
+		errno = e;
+		goto unlink;
+	}
+	if (close(fd) < 0 || renameat(dir, tmp.buf, dir, base) < 0)
+		goto unlink;
+	/* The directory entry is what makes the write last. */
+	if ((fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		if (fsync(fd) < 0 && errno != EINVAL && errno != EROFS) {
+			e = errno;
+			close(fd);
+			errno = e;
+			goto fail;
+		}
+		close(fd);
+	}
+	xg_buf_release(&tmp);
+	return 0;
+unlink:
+	e = errno;
+	unlinkat(dir, tmp.buf, 0);
+	errno = e;
+fail:
+	e = errno;
+	xg_buf_release(&tmp);
+	errno = e;
+	return -1;
+}
+
 /* Writes the file at resolved, keeping an existing file's mode. */
-static int write_file(const char *resolved, const char *data, size_t len, int *created)
+static int write_file(const struct xg_tool_ctx *ctx, const char *resolved, const char *data,
+		      size_t len, int *created)
 {
 	struct stat st;
 	mode_t mode = 0644;
+	const char *base;
+	int dir, rc, e;
 
 	*created = 1;
-	if (stat(resolved, &st) == 0) {
+	if ((dir = xg_tool_workspace_dir(ctx, resolved, 1, &base)) < 0)
+		return -1;
+	if (fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (S_ISDIR(st.st_mode)) {
+			close(dir);
 			errno = EISDIR;
 			return -1;
 		}
 		mode = st.st_mode & 07777;
 		*created = 0;
 	}
-	if (xg_tool_mkdir_parents(resolved) < 0)
-		return -1;
-	return xg_write_atomic(resolved, data, len, mode);
+	rc = write_at(dir, base, data, len, mode);
+	e = errno;
+	close(dir);
+	errno = e;
+	return rc;
 }
 
 jv xg_tool_write_peek(const struct xg_tool_ctx *ctx, jv args)
@@ -298,7 +368,7 @@ jv xg_tool_write_peek(const struct xg_tool_ctx *ctx, jv args)
 	if (!(path = xg_tool_workspace_path_peek(ctx, "write", args, &shown, &r)))
 		return r;
 	len = (size_t)jv_string_length_bytes(jv_copy(content));
-	if (write_file(path, jv_string_value(content), len, &created) < 0) {
+	if (write_file(ctx, path, jv_string_value(content), len, &created) < 0) {
 		r = xg_tool_fail("write: cannot write '%s': %s", shown, strerror(errno));
 	} else {
 		r = xg_tool_result(1, jv_string_fmt("%s '%s' (%zu byte%s)",
@@ -466,6 +536,20 @@ static int place_edits(struct edit *e, int n, const char *text, size_t len,
 	return 0;
 }
 
+/* The file at resolved into b, opened beneath the workspace. */
+static int read_whole(const struct xg_tool_ctx *ctx, const char *resolved, struct xg_buf *b)
+{
+	int fd = xg_tool_workspace_open(ctx, resolved, O_RDONLY), rc, e;
+
+	if (fd < 0)
+		return -1;
+	rc = xg_read_fd(fd, b);
+	e = errno;
+	close(fd);
+	errno = e;
+	return rc;
+}
+
 jv xg_tool_edit_peek(const struct xg_tool_ctx *ctx, jv args)
 {
 	struct xg_buf file = XG_BUF_INIT(XG_TOOL_EDIT_MAX_FILE);
@@ -480,7 +564,7 @@ jv xg_tool_edit_peek(const struct xg_tool_ctx *ctx, jv args)
 
 	if (!(path = xg_tool_workspace_path_peek(ctx, "edit", args, &shown, &r)))
 		return r;
-	if (xg_read_file(path, &file) < 0) {
+	if (read_whole(ctx, path, &file) < 0) {
 		r = errno == EFBIG
 			? xg_tool_fail("edit: '%s' is larger than %zu MB; edit it with bash",
 				       shown, XG_TOOL_EDIT_MAX_FILE >> 20)
@@ -513,7 +597,7 @@ jv xg_tool_edit_peek(const struct xg_tool_ctx *ctx, jv args)
 		pos = e[i].at + e[i].old_len;
 	}
 	xg_buf_add(&out, text + pos, len - pos);
-	if (write_file(path, out.buf, out.len, &created) < 0) {
+	if (write_file(ctx, path, out.buf, out.len, &created) < 0) {
 		r = xg_tool_fail("edit: cannot write '%s': %s", shown, strerror(errno));
 		goto out;
 	}

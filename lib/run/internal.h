@@ -109,6 +109,7 @@ struct run {
 	char started[25];
 	char *id, *conv, *cwd;
 	int conv_new;
+	int conv_hold;		/* the run's hold on conv (xg_conv_hold), or -1 */
 	const char *mode;
 
 	/* The upstream records (input.c), and the rest of the input. */

@@ -324,6 +324,8 @@ static void run_release(struct run *r)
 	jv_free(r->pending);
 	xg_run_compact_release(r);
 	free(r->id);
+	if (r->conv_hold >= 0)
+		close(r->conv_hold);
 	free(r->conv);
 	free(r->cwd);
 	free(r->reply);
@@ -338,6 +340,7 @@ int xg_run(const struct xg_run_opts *o, FILE *fp)
 
 	memset(&r, 0, sizeof(r));
 	r.o = o;
+	r.conv_hold = -1;
 	r.t0 = xg_clock_ms();
 	xg_clock_rfc3339(xg_clock_wall_ms(), r.started);
 	r.request = r.snapshot = r.model = r.pack = jv_null();

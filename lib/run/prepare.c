@@ -53,13 +53,15 @@ static int pick_conversation(struct run *r)
 		c = xg_json_string_peek(r->request, "conversation");
 	if (c && !xg_conv_id_valid(c))
 		return xg_run_fail(r, XG_EX_DATAERR, "'%s' " XG_CONV_ID_BAD, c);
-	if (c) {
-		r->conv = xg_strdup(c);
-		r->conv_new = !xg_conv_exists(c);
-	} else {
-		r->conv = xg_conv_new_id();
-		r->conv_new = 1;
-	}
+	r->conv = c ? xg_strdup(c) : xg_conv_new_id();
+	/* Held before it is read, so what is read is what the run goes on. */
+	if ((r->conv_hold = xg_conv_hold(r->conv)) < 0)
+		return errno == EWOULDBLOCK
+			? xg_run_fail(r, XG_EX_TEMPFAIL, "the conversation '%s' is in use by "
+				      "another run; try again when it ends", r->conv)
+			: xg_run_fail(r, XG_EX_IOERR, "cannot hold the conversation '%s'",
+				      r->conv);
+	r->conv_new = !c || !xg_conv_exists(c);
 	return 0;
 }
 

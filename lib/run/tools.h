@@ -135,6 +135,20 @@ char *xg_tool_workspace_resolve(const char *workspace, const char *path, int *in
 char *xg_tool_workspace_path_peek(const struct xg_tool_ctx *ctx, const char *tool,
 				  jv args, const char **shown, jv *err);
 
+/*
+ * The file tools open only through these, which take resolved from
+ * xg_tool_workspace_path_peek and follow no symlink on the way from the
+ * workspace, so a directory swapped for a symlink after the check is an
+ * error, not a way out.  xg_tool_workspace_open opens resolved with flags
+ * (open(2)'s); xg_tool_workspace_dir opens the directory that holds it
+ * (O_PATH, for the *at calls), making it and its parents first when create
+ * is set, and points *base into resolved at its last component.  Both
+ * return a descriptor, or -1 with errno set.
+ */
+int xg_tool_workspace_open(const struct xg_tool_ctx *ctx, const char *resolved, int flags);
+int xg_tool_workspace_dir(const struct xg_tool_ctx *ctx, const char *resolved, int create,
+			  const char **base);
+
 /* mkdir -p of path's parent directory, quietly (errno set): the caller
  * reports (files.c). */
 int xg_tool_mkdir_parents(const char *path);

@@ -9,9 +9,20 @@
  * meets and walking its target in its place, and takes the parts not there
  * yet as written.  xg_tool_workspace_path_peek applies it to a tool's path
  * argument and words the refusal the model reads.
+ *
+ * A path judged by its string can change before it is opened: the model's
+ * own bash may swap a directory for a symlink to outside in between.  So
+ * the tools never open the string.  xg_tool_workspace_open and
+ * xg_tool_workspace_dir open the resolved path, which holds no symlink and
+ * no "..", beneath a descriptor of the workspace, refusing any symlink met
+ * on the way: with openat2 and RESOLVE_BENEATH where the kernel has it, else
+ * a component at a time with O_NOFOLLOW.  A swap in between is then an
+ * error (ELOOP or ENOTDIR), never a step outside.
  */
 #include "xg.h"
 #include "run/tools.h"
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 
 #define MAX_SYMLINKS 40
 
@@ -149,4 +160,134 @@ char *xg_tool_workspace_path_peek(const struct xg_tool_ctx *ctx, const char *too
 		free(root);
 	}
 	return resolved;
+}
+
+/* The workspace opened as a directory, with *rel set to where resolved is
+ * beneath it ("" for the workspace itself). */
+static int open_root(const struct xg_tool_ctx *ctx, const char *resolved, const char **rel)
+{
+	char *root = realpath(ctx->workspace, NULL);
+	size_t n;
+	int fd;
+
+	if (!root)
+		return -1;
+	n = strcmp(root, "/") ? strlen(root) : 0;
+	if (strncmp(resolved, root, n) || (resolved[n] && resolved[n] != '/')) {
+		free(root);
+		errno = EXDEV;
+		return -1;
+	}
+	for (*rel = resolved + n; **rel == '/'; (*rel)++)
+		;
+	fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	{
+		int e = errno;
+		free(root);
+		errno = e;
+	}
+	return fd;
+}
+
+/*
+ * openat2's walk by hand, for kernels without it: each directory opened
+ * from the one before with O_NOFOLLOW, made first when mkdirs is set.
+ */
+static int walk_beneath(int dirfd, const char *rel, int flags, mode_t mode, int mkdirs)
+{
+	char *copy = xg_strdup(rel), *p = copy, *e;
+	int cur = dirfd, fd = -1, err = 0;
+
+	for (;;) {
+		int next;
+
+		e = strchrnul(p, '/');
+		if (!*e) {
+			p = *p ? p : ".";
+			fd = openat(cur, p, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+			if (fd < 0 && errno == ENOENT && mkdirs &&
+			    (mkdirat(cur, p, 0755) == 0 || errno == EEXIST))
+				fd = openat(cur, p, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+			err = errno;
+			break;
+		}
+		*e = '\0';
+		if (!strcmp(p, "..")) {
+			err = EXDEV;
+			break;
+		}
+		next = openat(cur, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && errno == ENOENT && mkdirs &&
+		    (mkdirat(cur, p, 0755) == 0 || errno == EEXIST))
+			next = openat(cur, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0) {
+			err = errno;
+			break;
+		}
+		if (cur != dirfd)
+			close(cur);
+		cur = next;
+		p = e + 1;
+	}
+	if (cur != dirfd)
+		close(cur);
+	free(copy);
+	errno = err;
+	return fd;
+}
+
+/* Opens rel beneath dirfd following no symlink; mkdirs as walk_beneath. */
+static int open_beneath(int dirfd, const char *rel, int flags, mode_t mode, int mkdirs)
+{
+	struct open_how how;
+	int fd;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = (uint64_t)(flags | O_CLOEXEC);
+	how.mode = flags & O_CREAT ? mode : 0;
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	fd = (int)syscall(SYS_openat2, dirfd, *rel ? rel : ".", &how, sizeof(how));
+	if (fd >= 0 || (errno != ENOSYS && !(errno == ENOENT && mkdirs)))
+		return fd;
+	return walk_beneath(dirfd, rel, flags, mode, mkdirs);
+}
+
+int xg_tool_workspace_open(const struct xg_tool_ctx *ctx, const char *resolved, int flags)
+{
+	const char *rel;
+	int root = open_root(ctx, resolved, &rel), fd, e;
+
+	if (root < 0)
+		return -1;
+	fd = open_beneath(root, rel, flags, 0, 0);
+	e = errno;
+	close(root);
+	errno = e;
+	return fd;
+}
+
+int xg_tool_workspace_dir(const struct xg_tool_ctx *ctx, const char *resolved, int create,
+			  const char **base)
+{
+	const char *rel, *slash;
+	char *dir;
+	int root = open_root(ctx, resolved, &rel), fd, e;
+
+	if (root < 0)
+		return -1;
+	if (!*rel) {
+		/* The workspace itself has no parent inside it. */
+		close(root);
+		errno = EISDIR;
+		return -1;
+	}
+	slash = strrchr(rel, '/');
+	*base = slash ? slash + 1 : rel;
+	dir = xg_strndup(rel, slash ? (size_t)(slash - rel) : 0);
+	fd = open_beneath(root, dir, O_PATH | O_DIRECTORY, 0, create);
+	e = errno;
+	free(dir);
+	close(root);
+	errno = e;
+	return fd;
 }
