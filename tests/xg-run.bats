@@ -777,6 +777,41 @@ closed_port() {
 	done
 }
 
+# The processes whose command line holds $1, from /proc (a zombie counts as gone).
+procs_with() {
+	local d st
+	for d in /proc/[0-9]*; do
+		st=$(cut -d' ' -f3 "$d/stat" 2>/dev/null) || continue
+		[ "$st" = Z ] && continue
+		tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -q -- "$1" && echo "${d#/proc/}"
+	done
+	return 0
+}
+
+@test "SIGKILL of xg-run while a tool runs leaves none of the tool's processes" {
+	# Each sleep's argument holds the marker, so /proc finds both.
+	m="300.$$$RANDOM"
+	serve openai-chat <<-EOF
+	{"tool_calls": [{"id": "s1", "name": "bash", "args": {"command": "sleep ${m}1 & sleep ${m}2"}}]}
+	{"text": "never"}
+	EOF
+	rm -f out.ndjson
+	bg_start xg-run --model fake/m "long"
+	wait_until '[ "$(procs_with "$m" | wc -l)" -ge 2 ]' "the tool's two sleeps never started"
+	kill -KILL "$pid"
+	wait "$pid" || true
+	for i in $(seq 30); do
+		[ -z "$(procs_with "$m")" ] && break
+		sleep 0.1
+	done
+	left=$(procs_with "$m")
+	if [ -n "$left" ]; then
+		echo "left running: $left"
+		kill -KILL $left 2>/dev/null || true
+		false
+	fi
+}
+
 @test "SIGINT while the reply streams abandons the request and ends with exit 130" {
 	for kind in $KINDS; do
 		serve "$kind" <<-'EOF'
