@@ -447,6 +447,40 @@ PY
 	[ ! -s "$FAKE_LOG" ]
 }
 
+@test "a request field of the wrong kind is exit 65 naming the line and the field" {
+	serve openai-chat <<-'EOF'
+	{"text": "never"}
+	EOF
+	for f in model effort variant account mode conversation cwd; do
+		run_split xg-run --model fake/m <<-EOF
+		{"type":"custom","x":1}
+		{"type":"request","text":"go","$f":7}
+		EOF
+		assert_failure 65
+		[[ "$stderr" == *"standard input:2: field '$f' of the request is a number, not a string"* ]] ||
+			{ echo "$f: $stderr"; false; }
+	done
+	fake_log 'assert len(log) == 0, len(log)'
+}
+
+@test "a model record's id or provider of the wrong kind is exit 65 naming the field" {
+	serve openai-chat <<-'EOF'
+	{"text": "never"}
+	EOF
+	for f in id provider; do
+		model=$(jq -cn --arg f "$f" '{type: "model", id: "fake/m", provider: "fake"} | .[$f] = 7')
+		run_split xg-run <<-EOF
+		{"type":"request","text":"go"}
+		$model
+		{"type":"pack","mode":"normal","system":"x"}
+		EOF
+		assert_failure 65
+		[[ "$stderr" == *"field '$f' of the model record is a number, not a string"* ]] ||
+			{ echo "$f: $stderr"; false; }
+		[[ "$stderr" != *"no model to run on"* ]]
+	done
+}
+
 @test "a signal while a failed run reads the rest of its open input ends it as interrupted" {
 	serve openai-chat <<-'EOF'
 	{"text": "never"}
