@@ -794,6 +794,18 @@ print(len(lines), len(c), c[0]["from"], c[0]["to"], c[0]["effort"], "XG_TEST_ALP
 	assert_failure 2
 }
 
+@test "each request field of the wrong kind is exit 65 naming the line and the field, even one an option overrides" {
+	for f in model effort variant account mode conversation cwd; do
+		run_split xg-choices start <<<$'{"type":"x"}\n{"type":"request","'"$f"'":7}'
+		assert_failure 65
+		[[ "$stderr" == *"request on line 2: '$f' must be a string, not a number"* ]] ||
+			{ echo "$f: $stderr"; false; }
+	done
+	run_split xg-choices start --model alpha/a1 <<<'{"type":"request","model":7}'
+	assert_failure 65
+	[[ "$stderr" == *"line 1: 'model'"* ]]
+}
+
 @test "an unknown command or operand is a usage error" {
 	run_split xg-choices frobnicate
 	assert_failure 2

@@ -447,6 +447,40 @@ PY
 	[ ! -s "$FAKE_LOG" ]
 }
 
+@test "a request field of the wrong kind is exit 65 naming the line and the field" {
+	serve openai-chat <<-'EOF'
+	{"text": "never"}
+	EOF
+	for f in model effort variant account mode conversation cwd; do
+		run_split xg-run --model fake/m <<-EOF
+		{"type":"custom","x":1}
+		{"type":"request","text":"go","$f":7}
+		EOF
+		assert_failure 65
+		[[ "$stderr" == *"standard input:2: field '$f' of the request is a number, not a string"* ]] ||
+			{ echo "$f: $stderr"; false; }
+	done
+	fake_log 'assert len(log) == 0, len(log)'
+}
+
+@test "a model record's id or provider of the wrong kind is exit 65 naming the field" {
+	serve openai-chat <<-'EOF'
+	{"text": "never"}
+	EOF
+	for f in id provider; do
+		model=$(jq -cn --arg f "$f" '{type: "model", id: "fake/m", provider: "fake"} | .[$f] = 7')
+		run_split xg-run <<-EOF
+		{"type":"request","text":"go"}
+		$model
+		{"type":"pack","mode":"normal","system":"x"}
+		EOF
+		assert_failure 65
+		[[ "$stderr" == *"field '$f' of the model record is a number, not a string"* ]] ||
+			{ echo "$f: $stderr"; false; }
+		[[ "$stderr" != *"no model to run on"* ]]
+	done
+}
+
 @test "a signal while a failed run reads the rest of its open input ends it as interrupted" {
 	serve openai-chat <<-'EOF'
 	{"text": "never"}
@@ -807,6 +841,41 @@ closed_port() {
 		if kill -0 -- "-$(cat pgid)" 2>/dev/null; then echo "process group still there"; false; fi
 		fake_log 'assert len(log) == 2'
 	done
+}
+
+# The processes whose command line holds $1, from /proc (a zombie counts as gone).
+procs_with() {
+	local d st
+	for d in /proc/[0-9]*; do
+		st=$(cut -d' ' -f3 "$d/stat" 2>/dev/null) || continue
+		[ "$st" = Z ] && continue
+		tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -q -- "$1" && echo "${d#/proc/}"
+	done
+	return 0
+}
+
+@test "SIGKILL of xg-run while a tool runs leaves none of the tool's processes" {
+	# Each sleep's argument holds the marker, so /proc finds both.
+	m="300.$$$RANDOM"
+	serve openai-chat <<-EOF
+	{"tool_calls": [{"id": "s1", "name": "bash", "args": {"command": "sleep ${m}1 & sleep ${m}2"}}]}
+	{"text": "never"}
+	EOF
+	rm -f out.ndjson
+	bg_start xg-run --model fake/m "long"
+	wait_until '[ "$(procs_with "$m" | wc -l)" -ge 2 ]' "the tool's two sleeps never started"
+	kill -KILL "$pid"
+	wait "$pid" || true
+	for i in $(seq 30); do
+		[ -z "$(procs_with "$m")" ] && break
+		sleep 0.1
+	done
+	left=$(procs_with "$m")
+	if [ -n "$left" ]; then
+		echo "left running: $left"
+		kill -KILL $left 2>/dev/null || true
+		false
+	fi
 }
 
 @test "SIGINT while the reply streams abandons the request and ends with exit 130" {

@@ -299,14 +299,23 @@ struct ask {
  * valid. */
 static int read_ask(const struct xg_choices_want *w, jv request, struct ask *a)
 {
+	const char *account, *mode, *model, *effort, *conv;
 	int bad = 0;
 
-	a->account = w->account ? w->account : req_string(request, "account", w->lineno, &bad);
-	a->mode = w->mode ? w->mode : req_string(request, "mode", w->lineno, &bad);
-	a->model = w->model ? w->model : req_string(request, "model", w->lineno, &bad);
-	a->effort = w->effort ? w->effort : req_string(request, "effort", w->lineno, &bad);
-	a->conv = w->conversation ? w->conversation
-				  : req_string(request, "conversation", w->lineno, &bad);
+	/* Every field is checked, even one an option overrides or one the
+	 * later stages use (variant, cwd): a wrong kind is bad input. */
+	account = req_string(request, "account", w->lineno, &bad);
+	mode = req_string(request, "mode", w->lineno, &bad);
+	model = req_string(request, "model", w->lineno, &bad);
+	effort = req_string(request, "effort", w->lineno, &bad);
+	conv = req_string(request, "conversation", w->lineno, &bad);
+	req_string(request, "variant", w->lineno, &bad);
+	req_string(request, "cwd", w->lineno, &bad);
+	a->account = w->account ? w->account : account;
+	a->mode = w->mode ? w->mode : mode;
+	a->model = w->model ? w->model : model;
+	a->effort = w->effort ? w->effort : effort;
+	a->conv = w->conversation ? w->conversation : conv;
 	a->account_from = w->account ? "--account" : "request.account";
 	a->effort_from = w->effort ? "--effort" : "request.effort";
 	if (!a->mode)

@@ -94,14 +94,20 @@ static int request_string(struct run *r, size_t line, const char *key, const cha
 	*out = jv_string_value(v);
 	return 0;
 }
+/* The request's fields of xg-records(5), strings all, with the ones the
+ * run itself does not use (the stages before it did) checked too. */
 static int check_request(struct run *r, size_t line)
 {
-	const char *text, *mode, *conv, *cwd;
+	const char *text, *mode, *conv, *cwd, *unused;
 
 	if (request_string(r, line, "text", &text) < 0 ||
 	    request_string(r, line, "mode", &mode) < 0 ||
 	    request_string(r, line, "conversation", &conv) < 0 ||
-	    request_string(r, line, "cwd", &cwd) < 0)
+	    request_string(r, line, "cwd", &cwd) < 0 ||
+	    request_string(r, line, "model", &unused) < 0 ||
+	    request_string(r, line, "effort", &unused) < 0 ||
+	    request_string(r, line, "variant", &unused) < 0 ||
+	    request_string(r, line, "account", &unused) < 0)
 		return -1;
 	if (!text || !*text)
 		return xg_run_fail(r, XG_EX_DATAERR, "standard input:%zu: field 'text' of the "

@@ -77,6 +77,18 @@ static int pick_workspace(struct run *r)
 	return 0;
 }
 
+/* A field of the model record that must be a string or null when
+ * present; -1 after failing. */
+static int model_field(struct run *r, const char *key)
+{
+	jv v = xg_json_get_peek(r->model, key);
+
+	if (!jv_is_valid(v) || jv_get_kind(v) == JV_KIND_NULL || jv_get_kind(v) == JV_KIND_STRING)
+		return 0;
+	return xg_run_fail(r, XG_EX_DATAERR, "standard input: field '%s' of the model record is "
+			   "%s, not a string", key, xg_json_kind_peek(v)), -1;
+}
+
 static int pick_model(struct run *r)
 {
 	struct xg_choices_want want = { 0 };
@@ -116,6 +128,8 @@ static int pick_model(struct run *r)
 				   why ? why : "");
 	}
 check:
+	if (model_field(r, "id") < 0 || model_field(r, "provider") < 0)
+		return r->rc;
 	if (!xg_json_string_peek(r->model, "id")) {
 		/* The code xg-choices gave: 77 for a missing key, 78 for a model
 		 * not offered or nothing configured (the default). */

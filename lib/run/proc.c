@@ -4,15 +4,18 @@
  * whole process group it starts can be stopped together.
  *
  * The registry of running groups comes first (a signal handler kills them
- * all through it), then the start: the environment less the credential
- * variables, the fork and what the child sets up before exec.  Last is the
- * wait, one poll loop that feeds the command's input, hands its output to
- * the caller's sink as it comes, and kills the group at a timeout, the
- * run's deadline or an abort: TERM, a grace, then KILL.
+ * all through it), then the keeper that ties each group to this process's
+ * life, then the start: the environment less the credential variables, the
+ * fork and what the child sets up before exec.  Last is the wait, one poll
+ * loop that feeds the command's input, hands its output to the caller's
+ * sink as it comes, and kills the group at a timeout, the run's deadline
+ * or an abort: TERM, a grace, then KILL.
  */
 #include "xg.h"
 #include "run/tools.h"
 #include <poll.h>
+#include <sched.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -67,6 +70,84 @@ static void kill_group(pid_t pid, int sig)
 		kill(pid, sig);
 }
 
+/*
+ * The read end of the life pipe (tools.h), made by the first caller; -1
+ * without a registry or when the pipe cannot be made.  Calls may start
+ * commands from parallel threads, hence the claim.
+ */
+static int life_fd(struct xg_tool_procs *p)
+{
+	if (!p)
+		return -1;
+	if (__sync_bool_compare_and_swap(&p->life_state, 0, 1))
+		p->life_state = pipe2(p->life, O_CLOEXEC) < 0 ? 3 : 2;
+	while (p->life_state == 1)
+		sched_yield();
+	return p->life_state == 2 ? p->life[0] : -1;
+}
+
+/* How often a keeper looks whether its group has ended by itself. */
+#define KEEPER_LOOK_MS 1000
+
+/*
+ * The keeper of group pgid: a process outside the group, which is the only
+ * way a SIGKILL of ours can be answered (no handler of ours runs then).
+ * When the life pipe on fd 0 reaches end-of-file (every holder of its
+ * write end, that is this process, has ended) it kills the group and
+ * ends; it also ends once the group is empty.  A group leader's
+ * PR_SET_PDEATHSIG would not do: the background jobs are not the leader,
+ * and the setting is tied to the thread that forked it.
+ */
+__attribute__((noreturn))
+static void keep_group(pid_t pgid)
+{
+	struct pollfd p = { .fd = 0, .events = POLLIN };
+	int fd;
+
+	/* Its own group, so the TERM and KILL that stop the tool's group
+	 * leave it watching, and kill(-pgid, 0) says whether anyone is left. */
+	setpgid(0, 0);
+	if (close_range(1, ~0U, 0) < 0)
+		for (fd = 1; fd < 1024; fd++)
+			close(fd);
+	for (;;) {
+		int n = poll(&p, 1, KEEPER_LOOK_MS);
+
+		if (n > 0) {
+			kill(-pgid, SIGKILL);
+			_exit(0);
+		}
+		/* The group is pinned while any member lives, so its id is
+		 * not another's until it empties; this look comes at most a
+		 * second after that. */
+		if (n == 0 && kill(-pgid, 0) < 0 && errno == ESRCH)
+			_exit(0);
+	}
+}
+
+/*
+ * Starts the keeper of the caller's group, from the tool's leader before
+ * exec: forked twice, so the shell never sees it as a child of its own
+ * (a wait builtin could wait for it).  Async-signal-safe: _Fork runs no
+ * fork handlers, which a child of a threaded process must not.
+ */
+static void start_keeper(int life)
+{
+	pid_t pgid = getpgrp(), mid;
+
+	mid = _Fork();
+	if (mid == 0) {
+		if (_Fork() == 0) {
+			if (dup2(life, 0) == 0)
+				keep_group(pgid);
+		}
+		_exit(0);
+	}
+	if (mid > 0)
+		while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
+			;
+}
+
 /* The environment for a command: ours without the dropped names.  The
  * strings are borrowed from environ; the caller frees the array. */
 static char **proc_env(const char *const *drop)
@@ -92,44 +173,62 @@ static char **proc_env(const char *const *drop)
 	return env;
 }
 
+/* What the child of spawn_shell gets from its parent. */
+struct shell_start {
+	char *const *argv;
+	char **env;
+	const char *dir;
+	int in_fd;		/* standard input, or -1 for /dev/null */
+	int out_fd;
+	int stderr_too;
+	pid_t parent;
+	int life;		/* the life pipe's read end, or -1: no keeper */
+};
+
 /*
  * The child's side of spawn_shell, from fork to exec: only
- * async-signal-safe calls, as the parent may have threads.  Standard input
- * is in_fd, or /dev/null when it is -1.
+ * async-signal-safe calls, as the parent may have threads.  The leader
+ * dies with the thread that forked it (which waits for it), and its group
+ * with this process, through the keeper.
  */
 __attribute__((noreturn))
-static void exec_shell(char *const argv[], char **env, const char *dir, int in_fd, int out_fd,
-		       int stderr_too)
+static void exec_shell(const struct shell_start *s)
 {
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	sigset_t none;
 	int sig, fd;
 
 	setsid();
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* The parent may have gone before the prctl. */
+	if (getppid() != s->parent)
+		_exit(126);
 	for (sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			sigaction(sig, &dfl, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (dir && chdir(dir) < 0)
+	if (s->life >= 0)
+		start_keeper(s->life);
+	if (s->dir && chdir(s->dir) < 0)
 		_exit(126);
-	if (in_fd >= 0) {
-		fd = in_fd;
+	if (s->in_fd >= 0) {
+		fd = s->in_fd;
 	} else {
 		fd = open("/dev/null", O_RDONLY);
 		if (fd < 0)
 			_exit(126);
 	}
-	if (dup2(fd, 0) < 0 || dup2(out_fd, 1) < 0)
+	if (dup2(fd, 0) < 0 || dup2(s->out_fd, 1) < 0)
 		_exit(126);
-	if (stderr_too && dup2(out_fd, 2) < 0)
+	if (s->stderr_too && dup2(s->out_fd, 2) < 0)
 		_exit(126);
 	/* Descriptors the caller left inheritable (a lock, a socket)
 	 * must not outlive it in a background job. */
 	if (close_range(3, ~0U, 0) < 0)
 		for (fd = 3; fd < 1024; fd++)
 			close(fd);
-	execve("/bin/sh", argv, env);
+	execve("/bin/sh", s->argv, s->env);
 	_exit(127);
 }
 
@@ -141,9 +240,10 @@ static void exec_shell(char *const argv[], char **env, const char *dir, int in_f
  * or -1 with errno set.
  */
 static int spawn_shell(struct xg_tool_proc *c, const char *command, const char *dir,
-		       char **env, int with_input, int stderr_too)
+		       char **env, int with_input, int stderr_too, int life)
 {
 	char *const argv[] = { "sh", "-c", (char *)command, NULL };
+	struct shell_start st = { argv, env, dir, -1, -1, stderr_too, getpid(), life };
 	int out[2], in[2] = { -1, -1 };
 	pid_t pid;
 
@@ -166,8 +266,11 @@ static int spawn_shell(struct xg_tool_proc *c, const char *command, const char *
 		errno = e;
 		return -1;
 	}
-	if (pid == 0)
-		exec_shell(argv, env, dir, with_input ? in[1] : -1, out[1], stderr_too);
+	if (pid == 0) {
+		st.in_fd = with_input ? in[1] : -1;
+		st.out_fd = out[1];
+		exec_shell(&st);
+	}
 	close(out[1]);
 	c->pid = pid;
 #ifdef SYS_pidfd_open
@@ -192,7 +295,8 @@ int xg_tool_proc_start(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c,
 		       const char *command, int with_input, int stderr_too)
 {
 	char **env = proc_env(ctx->env_drop);
-	int rc = spawn_shell(c, command, ctx->workspace, env, with_input, stderr_too);
+	int rc = spawn_shell(c, command, ctx->workspace, env, with_input, stderr_too,
+			     life_fd(ctx->procs));
 
 	free(env);
 	return rc;

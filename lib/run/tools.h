@@ -58,10 +58,17 @@
  * The process groups of the commands running now (bash, the ask command),
  * owned by the caller and shared by every call it makes, so a signal
  * handler can kill them all.  Zero-initialise it.
+ *
+ * life is a pipe made at the first command and never closed: only this
+ * process holds its write end, so its read end, which each command's
+ * keeper watches, reaches end-of-file when the process ends, however it
+ * ends (proc.c).
  */
 #define XG_TOOL_MAX_PROCS 64
 struct xg_tool_procs {
 	volatile sig_atomic_t pgid[XG_TOOL_MAX_PROCS];
+	volatile int life_state;	/* 0 none yet, 1 being made, 2 made, 3 failed */
+	int life[2];
 };
 
 /*
