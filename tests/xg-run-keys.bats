@@ -142,3 +142,16 @@ refute_keys() {
 	assert_output ""
 	[ -s "$dir/events.ndjson" ] && [ -s "$dir/run.json" ]
 }
+
+@test "the xg-snapshot a run starts gets a copy of the environment without its keys" {
+	serve openai-chat <<<'{"text": "ok"}'
+	mkdir "$BATS_TEST_TMPDIR/lone"
+	cp "$XG_SRCDIR/bin/xg-run" "$BATS_TEST_TMPDIR/lone/"
+	printf '#!/bin/sh\nenv >"%s/snap.env"\n' "$BATS_TEST_TMPDIR" >"$BATS_TEST_TMPDIR/lone/xg-snapshot"
+	chmod +x "$BATS_TEST_TMPDIR/lone/xg-snapshot"
+	run_split env -u FAKE_PROVIDER_KEY "$BATS_TEST_TMPDIR/lone/xg-run" --model fake/m "snap" </dev/null
+	assert_success
+	[ -s "$BATS_TEST_TMPDIR/snap.env" ]
+	grep -q '^PATH=' "$BATS_TEST_TMPDIR/snap.env"
+	refute_keys "$(cat "$BATS_TEST_TMPDIR/snap.env")" "xg-snapshot's environment"
+}

@@ -1120,7 +1120,8 @@ complete_words() {
 	[[ "$out" != *"..."* ]] || fail "the reason was cut: $out"
 	# No conversation was made, so none is named to resume.
 	[[ "$out" != *"; conversation "* ]] || fail "a conversation is named: $out"
-	[ ! -e "$XG_HOME/state/conversations" ] || [ -z "$(ls "$XG_HOME/state/conversations")" ]
+	run find "$XG_HOME/state" -name '*.jsonl'
+	assert_output ""
 	run xg run 'say hello' </dev/null
 	assert_failure 78
 }

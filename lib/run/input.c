@@ -38,6 +38,7 @@ struct run_input {
 	int late_rc;			/* the rest of the input was bad */
 	char late_err[256];
 	char *cwd;
+	char **env;			/* xg-snapshot's environment (snapshot_env) */
 	int verbose;
 };
 
@@ -256,8 +257,46 @@ static jv read_snapshot(int fd)
 	return found;
 }
 
+/*
+ * xg-snapshot's environment, copied whole in the main thread before the
+ * input thread starts: the main thread soon unsets and zeroes the key
+ * variables in environ (prepare.c), which must not happen under a spawn
+ * reading it.  Variables named *_KEY or *_TOKEN stay out: a snapshot needs
+ * no credential.
+ */
+static char **snapshot_env(void)
+{
+	char **env, **e;
+	size_t n = 0;
+
+	for (e = environ; *e; e++)
+		n++;
+	env = xg_calloc(n + 1, sizeof(*env));
+	n = 0;
+	for (e = environ; *e; e++) {
+		const char *eq = strchr(*e, '=');
+		size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
+
+		if ((len > 4 && !memcmp(*e + len - 4, "_KEY", 4)) ||
+		    (len > 6 && !memcmp(*e + len - 6, "_TOKEN", 6)))
+			continue;
+		env[n++] = xg_strdup(*e);
+	}
+	return env;
+}
+
+static void free_env(char **env)
+{
+	char **e;
+
+	for (e = env; e && *e; e++)
+		free(*e);
+	free(env);
+}
+
 /* Starts prog with out_fd as its standard output; 0 or an errno value. */
-static int spawn_snapshot(const char *prog, char *const argv[], int out_fd, pid_t *pid)
+static int spawn_snapshot(const char *prog, char *const argv[], char *const env[], int out_fd,
+			  pid_t *pid)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
@@ -274,7 +313,7 @@ static int spawn_snapshot(const char *prog, char *const argv[], int out_fd, pid_
 	sigemptyset(&none);
 	posix_spawnattr_setsigmask(&attr, &none);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-	err = posix_spawn(pid, prog, &fa, &attr, argv, environ);
+	err = posix_spawn(pid, prog, &fa, &attr, argv, env);
 	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
 	return err;
@@ -325,7 +364,7 @@ static jv take_snapshot(const struct run_input *in)
 		free(prog);
 		return jv_null();
 	}
-	err = spawn_snapshot(prog, argv, fd[1], &pid);
+	err = spawn_snapshot(prog, argv, in->env, fd[1], &pid);
 	close(fd[1]);
 	if (err) {
 		fprintf(stderr, "%s: no snapshot: cannot run '%s': %s\n", xg_progname, prog,
@@ -379,6 +418,8 @@ static void start_thread(struct run *r, struct run_input *in, int want_snapshot)
 	in->want_snapshot = want_snapshot;
 	free(in->cwd);
 	in->cwd = xg_strdup(r->cwd ? r->cwd : ".");
+	free_env(in->env);
+	in->env = snapshot_env();
 	in->verbose = r->o->verbose;
 	if (xg_run_thread_start(&in->thread, input_thread, in) == 0) {
 		in->running = 1;
@@ -480,6 +521,7 @@ void xg_run_input_release(struct run *r)
 	free(in->late);
 	jv_free(in->snapshot);
 	free(in->cwd);
+	free_env(in->env);
 	free(in);
 	r->input = NULL;
 }
