@@ -316,7 +316,7 @@ void xg_shell_quote(struct xg_buf *b, const char *word)
 	const char *s;
 
 	if (*word && strspn(word, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			    "0123456789_-./:,+@%") == strlen(word)) {
+			    "0123456789_-./:,+@") == strlen(word)) {
 		xg_buf_addstr(b, word);
 		return;
 	}
@@ -324,6 +324,10 @@ void xg_shell_quote(struct xg_buf *b, const char *word)
 	for (s = word; *s; s++) {
 		if (*s == '\'')
 			xg_buf_addstr(b, "'\\''");
+		else if (*s == '$')
+			xg_buf_addstr(b, "'`printf '\\044'`'");
+		else if (*s == '%')
+			xg_buf_addstr(b, "'`printf '\\045'`'");
 		else
 			xg_buf_addch(b, *s);
 	}

@@ -68,7 +68,11 @@ int xg_pipeline_start(struct xg_pipeline *p, const char *input, size_t len, int 
 int xg_pipeline_wait(struct xg_pipeline *p);
 
 /* Appends word to b quoted for sh(1): as is when it holds only characters
- * no shell treats specially, else in single quotes. */
+ * no shell treats specially, else in single quotes.  The quoted form holds
+ * neither '$' (which make(1) expands) nor '%' (which cron(8) turns into a
+ * newline): inside the quotes each is written as the output of printf with
+ * its octal escape, in backquotes, so the line can go in a Makefile or a
+ * crontab as it is. */
 void xg_shell_quote(struct xg_buf *b, const char *word);
 
 #endif

@@ -7,6 +7,7 @@
 load lib/helper
 load lib/fake-provider
 load lib/signal
+load lib/xg-run
 
 setup() {
 	export XG_TEST_KEY=test-secret-51ce
@@ -16,25 +17,6 @@ setup() {
 
 teardown() {
 	fake_provider_stop
-}
-
-# serve [KIND]: the fake provider on the script given on stdin.
-serve() {
-	fake_provider_stop
-	fake_provider_start || return 1
-	fake_catalog "${1:-openai-chat}"
-}
-
-xgrun() {
-	run_split xg-run --model fake/m "$@" </dev/null
-}
-
-recs() {
-	printf '%s\n' "$output" | jq -c --arg t "$1" 'select(.type == $t)'
-}
-
-end_field() {
-	printf '%s\n' "$output" | jq -r "select(.type == \"run_end\") | $1"
 }
 
 # The checkpoints' field $1, space-separated.

@@ -6,41 +6,14 @@
 load lib/helper
 load lib/fake-provider
 load lib/signal
-
-KINDS="openai-chat openai-responses anthropic-messages"
+load lib/xg-run
 
 setup() {
-	unset OPENAI_API_KEY ANTHROPIC_API_KEY OPENROUTER_API_KEY
-	export XG_TEST_KEY=test-secret-4d7a
-	export FAKE_PROVIDER_KEY=$XG_TEST_KEY
-	CONVS="$XG_HOME/state/conversations"
+	xg_run_setup
 }
 
 teardown() {
 	fake_provider_stop
-}
-
-# serve KIND: starts the fake provider on the script given on stdin and
-# points the catalog's provider "fake" at it, speaking KIND.
-serve() {
-	fake_provider_stop
-	fake_provider_start || return 1
-	fake_catalog "$1"
-}
-
-# Runs xg-run on fake/m with stdin closed off.
-xgrun() {
-	run_split xg-run --model fake/m "$@" </dev/null
-}
-
-# The records of type $1 in $output, one compact line each.
-recs() {
-	printf '%s\n' "$output" | jq -c --arg t "$1" 'select(.type == $t)'
-}
-
-# A field of the run_end record.
-end_field() {
-	printf '%s\n' "$output" | jq -r "select(.type == \"run_end\") | $1"
 }
 
 # The record types in order, space-separated.

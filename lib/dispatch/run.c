@@ -116,35 +116,6 @@ static void add_stages(struct xg_pipeline *p, const struct xg_dispatch_run *o, i
 }
 
 /*
- * Appends word quoted for sh(1) with neither '$' (which make(1) expands)
- * nor '%' (which cron(8) turns into a newline) in the quoted form: inside
- * single quotes, a '$' or '%' is written as the output of printf with the
- * character's octal escape, in backquotes.
- */
-static void add_word(struct xg_buf *b, const char *word)
-{
-	const char *s;
-
-	if (*word && strspn(word, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			    "0123456789_-./:,+@") == strlen(word)) {
-		xg_buf_addstr(b, word);
-		return;
-	}
-	xg_buf_addch(b, '\'');
-	for (s = word; *s; s++) {
-		if (*s == '\'')
-			xg_buf_addstr(b, "'\\''");
-		else if (*s == '$')
-			xg_buf_addstr(b, "'`printf '\\044'`'");
-		else if (*s == '%')
-			xg_buf_addstr(b, "'`printf '\\045'`'");
-		else
-			xg_buf_addch(b, *s);
-	}
-	xg_buf_addch(b, '\'');
-}
-
-/*
  * Prints the pipeline as one line of sh(1): the input records are the
  * format of a printf, which holds no '%' (xg_dispatch_input escapes it)
  * and whose every '\' is doubled, so printf writes them as they are.
@@ -170,7 +141,7 @@ static void print_shell(const struct xg_pipeline *p, const char *input)
 		for (j = 0; p->stages[i].argv[j]; j++) {
 			if (j)
 				xg_buf_addch(&b, ' ');
-			add_word(&b, p->stages[i].argv[j]);
+			xg_shell_quote(&b, p->stages[i].argv[j]);
 		}
 	}
 	printf("%s\n", b.buf);

@@ -62,9 +62,9 @@ static void parse_plain(const struct xg_command *cmd, const char *verb, int argc
 	xg_opt_init(o, cmd, argc, argv);
 	while (xg_opt_next(o, &arg) != -1)
 		;
-	if (o->nargs > (what ? 1 : 0) && what)
+	if (what && o->nargs > 1)
 		xg_usage_error(cmd, "'%s' takes one %s at most", verb, what);
-	if (o->nargs > 0 && !what)
+	if (!what && o->nargs > 0)
 		xg_usage_error(cmd, "'%s' takes no operand", verb);
 }
 

@@ -101,11 +101,20 @@ static int on_event(void *ctx, jv ev)
 static void on_retry(void *ctx, const struct xg_provider_retry *rr)
 {
 	struct turn *t = ctx;
-	jv v = xg_rec_new("retry");
 
 	xg_run_begin(t->r);
 	if (t->r->rc >= 0)
 		xg_provider_abort(t->r->prov);
+	xg_run_emit(t->r, xg_run_retry_record(rr, NULL));
+	/* What the failed attempt delivered is dropped: the next starts over. */
+	if (rr->partial)
+		turn_reset(t);
+}
+
+jv xg_run_retry_record(const struct xg_provider_retry *rr, const char *purpose)
+{
+	jv v = xg_rec_new("retry");
+
 	v = xg_json_set(v, "provider", string_or_null(rr->provider));
 	v = xg_json_set(v, "host", string_or_null(rr->host));
 	v = xg_json_set(v, "attempt", jv_number(rr->attempt));
@@ -115,14 +124,10 @@ static void on_retry(void *ctx, const struct xg_provider_retry *rr)
 	if (rr->message && *rr->message)
 		v = xg_json_set(v, "message", jv_string(rr->message));
 	v = xg_json_set(v, "partial", jv_bool(rr->partial));
-	xg_run_emit(t->r, v);
-	/* What the failed attempt delivered is dropped: the next starts over. */
-	if (rr->partial)
-		turn_reset(t);
+	return purpose ? xg_json_set(v, "for", jv_string(purpose)) : v;
 }
 
-/* The request: the pack's system prompt, every message so far, the tools. */
-static jv build_request(struct run *r)
+jv xg_run_request(const struct run *r, jv messages)
 {
 	jv q = jv_object();
 	const char *name = xg_json_string_peek(r->model, "name");
@@ -135,14 +140,14 @@ static jv build_request(struct run *r)
 	q = xg_json_set(q, "system", jv_copy(xg_json_get_peek(r->pack, "system")));
 	if (r->stable >= 0)
 		q = xg_json_set(q, "system_stable", jv_number((double)r->stable));
-	q = xg_json_set(q, "messages", jv_copy(r->messages));
+	q = xg_json_set(q, "messages", messages);
 	q = xg_json_set(q, "tools", jv_copy(r->tools));
 	if (effort)
 		q = xg_json_set(q, "effort", jv_string(effort));
 	return xg_json_set(q, "cache_key", jv_string(r->conv));
 }
 
-static void count_usage_peek(struct run *r, jv u)
+void xg_run_count_usage_peek(struct run *r, jv u, const char *purpose)
 {
 	long long in = 0, cached = 0, out = 0;
 	jv v;
@@ -160,7 +165,15 @@ static void count_usage_peek(struct run *r, jv u)
 	v = xg_json_set(v, "cached_input", jv_number((double)cached));
 	v = xg_json_set(v, "output", jv_number((double)out));
 	v = xg_json_set(v, "cumulative", xg_run_usage(r->in, r->cached, r->output));
-	xg_run_emit(r, v);
+	xg_run_emit(r, purpose ? xg_json_set(v, "for", jv_string(purpose)) : v);
+}
+
+int xg_run_provider_fail(struct run *r, int rc, const struct xg_provider_error *perr,
+			 const char *purpose)
+{
+	return xg_run_fail(r, rc, "%s%sprovider '%s' (%s): %s: %s", purpose ? purpose : "",
+			   purpose ? ": " : "", r->prov->name, r->prov->host,
+			   perr->class ? perr->class : "error", perr->message);
 }
 
 /* The reply as an assistant message: in the request, the conversation and
@@ -210,7 +223,7 @@ static int stream(struct run *r, struct turn *t, struct xg_provider_error *perr)
 	 * it: the abort is for good, so no retry wait can outlast it. */
 	if (r->signal)
 		xg_provider_abort(r->prov);
-	rc = xg_provider_stream(r->prov, build_request(r), &cb, perr);
+	rc = xg_provider_stream(r->prov, xg_run_request(r, jv_copy(r->messages)), &cb, perr);
 	r->in_flight = NULL;
 	xg_run_begin(r);
 	return rc;
@@ -224,7 +237,7 @@ int xg_run_call(struct run *r, struct turn *t)
 	turn_reset(t);
 	memset(&perr, 0, sizeof(perr));
 	rc = stream(r, t, &perr);
-	count_usage_peek(r, t->usage);
+	xg_run_count_usage_peek(r, t->usage, NULL);
 	if (rc > 0 && !r->signal && r->rc < 0) {
 		/* A context overflow compacts the history; then the request
 		 * goes once more, and a second overflow fails the run. */
@@ -234,7 +247,7 @@ int xg_run_call(struct run *r, struct turn *t)
 			turn_reset(t);
 			memset(&perr, 0, sizeof(perr));
 			rc = stream(r, t, &perr);
-			count_usage_peek(r, t->usage);
+			xg_run_count_usage_peek(r, t->usage, NULL);
 		} else if (c) {
 			rc = -1;
 		}
@@ -242,8 +255,7 @@ int xg_run_call(struct run *r, struct turn *t)
 	if (r->signal || rc == -1 || r->rc >= 0)
 		return r->rc >= 0 ? r->rc : -1;
 	if (rc)
-		return xg_run_fail(r, rc, "provider '%s' (%s): %s: %s", r->prov->name, r->prov->host,
-				   perr.class ? perr.class : "error", perr.message);
+		return xg_run_provider_fail(r, rc, &perr, NULL);
 	xg_run_compact_note_peek(r, t->usage);
 	return settle(r, t);
 }

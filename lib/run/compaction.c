@@ -173,43 +173,13 @@ static int on_event(void *ctx, jv ev)
 static void on_retry(void *ctx, const struct xg_provider_retry *rr)
 {
 	struct summary *s = ctx;
-	jv v = xg_rec_new("retry");
 
 	xg_run_begin(s->r);
 	if (s->r->rc >= 0)
 		xg_provider_abort(s->r->prov);
-	v = xg_json_set(v, "attempt", jv_number(rr->attempt));
-	v = xg_json_set(v, "of", jv_number(rr->of));
-	v = xg_json_set(v, "delay_ms", jv_number((double)rr->delay_ms));
-	v = xg_json_set(v, "reason", string_or_null(rr->reason));
-	if (rr->message && *rr->message)
-		v = xg_json_set(v, "message", jv_string(rr->message));
-	v = xg_json_set(v, "partial", jv_bool(rr->partial));
-	xg_run_emit(s->r, xg_json_set(v, "for", jv_string("compaction")));
+	xg_run_emit(s->r, xg_run_retry_record(rr, "compaction"));
 	if (rr->partial)
 		xg_buf_setlen(&s->text, 0);
-}
-
-/* The usage of the summary request, counted in the run's. */
-static void count_usage_peek(struct run *r, jv u)
-{
-	long long in = 0, cached = 0, out = 0;
-	jv v;
-
-	if (jv_get_kind(u) != JV_KIND_OBJECT)
-		return;
-	xg_json_int_peek(u, "input", &in);
-	xg_json_int_peek(u, "cached_input", &cached);
-	xg_json_int_peek(u, "output", &out);
-	r->in += in;
-	r->cached += cached;
-	r->output += out;
-	v = xg_rec_new("usage");
-	v = xg_json_set(v, "input", jv_number((double)in));
-	v = xg_json_set(v, "cached_input", jv_number((double)cached));
-	v = xg_json_set(v, "output", jv_number((double)out));
-	v = xg_json_set(v, "cumulative", xg_run_usage(r->in, r->cached, r->output));
-	xg_run_emit(r, xg_json_set(v, "for", jv_string("compaction")));
 }
 
 static jv user_message(const char *text)
@@ -234,28 +204,14 @@ static const char *template_peek(const struct run *r, const char *name)
 static jv summary_request(const struct run *r, int cut)
 {
 	const char *instr = template_peek(r, "compaction");
-	const char *name = xg_json_string_peek(r->model, "name");
-	const char *id = xg_json_string_peek(r->model, "id");
-	const char *effort = xg_json_string_peek(r->model, "effort");
-	jv msgs = jv_array_slice(jv_copy(r->messages), 0, cut), q = jv_object();
+	jv msgs = jv_array_slice(jv_copy(r->messages), 0, cut);
 
 	if (!instr)
 		instr = "Summarise the conversation so far for yourself, to carry on the work "
 			"from the summary alone: the request and the person's instructions, what "
 			"was done and found, the current state, and what remains. Reply with "
 			"the summary as plain text, and call no tool.";
-	msgs = jv_array_append(msgs, user_message(instr));
-	if (!name)
-		name = strchr(id, '/') ? strchr(id, '/') + 1 : id;
-	q = xg_json_set(q, "model", jv_string(name));
-	q = xg_json_set(q, "system", jv_copy(xg_json_get_peek(r->pack, "system")));
-	if (r->stable >= 0)
-		q = xg_json_set(q, "system_stable", jv_number((double)r->stable));
-	q = xg_json_set(q, "messages", msgs);
-	q = xg_json_set(q, "tools", jv_copy(r->tools));
-	if (effort)
-		q = xg_json_set(q, "effort", jv_string(effort));
-	return xg_json_set(q, "cache_key", jv_string(r->conv));
+	return xg_run_request(r, jv_array_append(msgs, user_message(instr)));
 }
 
 /* The summary of messages up to cut in *out; 0, -1 when a signal stopped
@@ -276,7 +232,7 @@ static int summarise(struct run *r, int cut, char **out)
 	rc = xg_provider_stream(r->prov, summary_request(r, cut), &cb, &perr);
 	r->in_flight = NULL;
 	xg_run_begin(r);
-	count_usage_peek(r, s.usage);
+	xg_run_count_usage_peek(r, s.usage, "compaction");
 	jv_free(s.usage);
 	if (r->signal || rc == XG_PROVIDER_STOPPED || r->rc >= 0) {
 		xg_buf_release(&s.text);
@@ -284,8 +240,7 @@ static int summarise(struct run *r, int cut, char **out)
 	}
 	if (rc) {
 		xg_buf_release(&s.text);
-		return xg_run_fail(r, rc, "compaction: %s: %s", perr.class ? perr.class : "error",
-				   perr.message);
+		return xg_run_provider_fail(r, rc, &perr, "compaction");
 	}
 	for (b = 0; b < s.text.len && isspace((unsigned char)s.text.buf[b]); b++)
 		;

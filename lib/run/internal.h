@@ -75,6 +75,8 @@ int xg_run_out_summary(struct xg_run_out *o, jv info);
 
 struct xg_provider;
 struct xg_gate;
+struct xg_provider_retry;
+struct xg_provider_error;
 struct run_input;
 
 /* One run's work slices (slice.c): the policy and the slice under way. */
@@ -242,7 +244,6 @@ int xg_run_add_user_message(struct run *r, const char *text, const char *kind);
 
 /* ---- compaction.c: the older history summarised ---- */
 
-struct xg_provider_error;
 
 /* Before a request: compacts first when the context it would send passes
  * the model's window less the reserve; 0 or fails the run. */
@@ -296,5 +297,23 @@ int xg_run_call(struct run *r, struct turn *t);
 /* Writes run_start once the rest of the input is in (a signal cuts the
  * wait short), and the records held back until then; once. */
 void xg_run_begin(struct run *r);
+
+/*
+ * What every request of the run shares, for the loop's calls and for
+ * compaction's summary request alike, each with "for" set to what it was
+ * for (NULL: the loop's own):
+ *   xg_run_request         the request for messages (consumed): the pack's
+ *                          system prompt, the tools, the model and effort
+ *   xg_run_count_usage_peek  adds a reply's usage to the run's and writes
+ *                          the usage record
+ *   xg_run_retry_record    the retry record for a wait before a retry
+ *   xg_run_provider_fail   fails the run with the provider's error, named
+ *                          by the provider and its host
+ */
+jv xg_run_request(const struct run *r, jv messages);
+void xg_run_count_usage_peek(struct run *r, jv usage, const char *purpose);
+jv xg_run_retry_record(const struct xg_provider_retry *rr, const char *purpose);
+int xg_run_provider_fail(struct run *r, int rc, const struct xg_provider_error *perr,
+			 const char *purpose);
 
 #endif

@@ -11,12 +11,12 @@ xg_run_setup() {
 	CONVS="$XG_HOME/state/conversations"
 }
 
-# serve KIND: starts the fake provider on the script given on stdin and
-# points the catalog's provider "fake" at it, speaking KIND.
+# serve [KIND]: starts the fake provider on the script given on stdin and
+# points the catalog's provider "fake" at it, speaking KIND (openai-chat).
 serve() {
 	fake_provider_stop
 	fake_provider_start || return 1
-	fake_catalog "$1"
+	fake_catalog "${1:-openai-chat}"
 }
 
 # small_catalog KIND WINDOW OUTPUT: as serve's catalog, with fake/m's
