@@ -1,7 +1,7 @@
 /*
  * xg: the dispatcher.  "xg run TEXT", "xg plan TEXT" and "xg resume
  * [CONVERSATION] TEXT" run the pipeline of a run, "xg compact" shortens a
- * conversation; "xg FOO ARGS" runs
+ * conversation, "xg goal" runs xg-goal for a person; "xg FOO ARGS" runs
  * "xg-FOO ARGS", as git runs its commands; "xg commands" lists what can be
  * run, "xg help" tells of it.
  */
@@ -19,6 +19,7 @@ static const char *const usage[] = {
 	"xg resume " RUN_OPTIONS " " RUN_LAST " [conversation] text",
 	"xg resume",
 	"xg compact [conversation]",
+	"xg goal [--json] verb [argument ...]",
 	"xg commands",
 	"xg help [command]",
 	"xg version",
@@ -52,6 +53,8 @@ static const struct xg_dispatch_verb verbs[] = {
 	  xg_dispatch_commands },
 	{ "compact", "Compact a conversation now: its older history becomes a summary.",
 	  xg_dispatch_compact_verb },
+	{ "goal", "Set, show or drive a goal: xg-goal, shown for a person on a terminal.",
+	  xg_dispatch_goal_verb },
 	{ "help", "Print the usage of xg, or of one of its commands.", xg_dispatch_help },
 	{ "plan", "Ask an agent for a plan: a run in plan mode, which changes nothing.",
 	  xg_dispatch_run_verb },

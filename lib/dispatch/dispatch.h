@@ -10,6 +10,7 @@
  *   run.c     the request, the pipeline of a run, its shell form, its output
  *   input.c   what a run takes from standard input besides its operands
  *   resume.c  the conversations of this directory
+ *   goal.c    xg goal: xg-goal, its records rendered on a terminal
  *   render.c  the records as a person reads them
  */
 #include <stdio.h>
@@ -58,6 +59,9 @@ int xg_dispatch_compact_verb(const struct xg_dispatch_cli *cli, const struct xg_
 			     int argc, char **argv);
 int xg_dispatch_commands(const struct xg_dispatch_cli *cli, const struct xg_dispatch_verb *v,
 			 int argc, char **argv);
+/* "xg goal [--json] VERB ...": xg-goal, rendered on a terminal (goal.c). */
+int xg_dispatch_goal_verb(const struct xg_dispatch_cli *cli, const struct xg_dispatch_verb *v,
+			  int argc, char **argv);
 
 /*
  * The verbs xg runs itself (run, plan, resume): a request record fed to the
@@ -159,7 +163,7 @@ void xg_dispatch_compact(const char *conversation);
  * Rendering a run's records for a person (xg on a terminal, xg(1)): the
  * assistant's text as it streams (or whole, from its message), one line per
  * tool call with its outcome once its result is in, notices, retries, todo
- * progress and a plan's outcome, and a last status line from run_end.  Records it has nothing to say about
+ * progress, a plan's outcome, a goal's changes, and a last status line from run_end.  Records it has nothing to say about
  * (snapshot, model, pack, usage, heartbeat, unknown types) are skipped.
  *
  * It is a function from records to text, kept apart from any terminal so a

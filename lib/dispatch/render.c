@@ -314,10 +314,55 @@ static void render_plan(struct xg_render *r, jv rec, struct xg_buf *out)
 	xg_buf_addch(out, '\n');
 }
 
+/* A goal's change (xg-goal): one line, the last of a round saying how the
+ * goal stands after it.  A goal record ends what came before it, so a goal
+ * alone (xg goal get) is not a run that lost its run_end. */
+static void render_goal(struct xg_render *r, jv rec, struct xg_buf *out)
+{
+	const char *ev = xg_json_string_peek(rec, "event");
+	const char *status = xg_json_string_peek(rec, "status");
+	const char *reason = xg_json_string_peek(rec, "reason");
+	const char *obj = xg_json_string_peek(rec, "objective");
+	long long rounds = 0, max = 0;
+	char *first;
+
+	if (!ev || !status)
+		return;
+	xg_json_int_peek(rec, "rounds", &rounds);
+	xg_json_int_peek(xg_json_get_peek(rec, "limits"), "rounds", &max);
+	start_line(r, out);
+	style(r, out, !strcmp(ev, "round") && !strcmp(status, "active") ? DIM : BOLD);
+	xg_buf_addstr(out, "xg: goal ");
+	if (!strcmp(ev, "round") && !strcmp(status, "active")) {
+		xg_buf_addf(out, "round %lld of %lld done; the goal goes on", rounds, max);
+		reason = xg_json_string_peek(rec, "verdict") ? reason : NULL;
+	} else if (!strcmp(ev, "round")) {
+		add_clean(out, status, strlen(status));
+		xg_buf_addf(out, " after %lld round%s", rounds, rounds == 1 ? "" : "s");
+	} else {
+		add_clean(out, status, strlen(status));
+		xg_buf_addstr(out, " (");
+		add_clean(out, ev, strlen(ev));
+		xg_buf_addch(out, ')');
+		if (!reason && obj && (!strcmp(ev, "set") || !strcmp(ev, "edit")))
+			reason = obj;
+	}
+	if (reason) {
+		first = xg_strndup(reason, strcspn(reason, "\r\n"));
+		xg_buf_addstr(out, ": ");
+		add_short(out, first, 2 * SUMMARY_MAX);
+		free(first);
+	}
+	style(r, out, RESET);
+	xg_buf_addch(out, '\n');
+	r->ended = 1;
+}
+
 static void render_start(struct xg_render *r, jv rec)
 {
 	const char *conv = xg_json_string_peek(rec, "conversation");
 
+	r->ended = 0;
 	free(r->conversation);
 	r->conversation = conv ? xg_strdup(conv) : NULL;
 }
@@ -415,6 +460,8 @@ void xg_render_record_peek(struct xg_render *r, jv rec, struct xg_buf *out)
 		render_start(r, rec);
 	else if (!strcmp(type, "run_end"))
 		render_end(r, rec, out);
+	else if (!strcmp(type, "goal"))
+		render_goal(r, rec, out);
 }
 
 void xg_render_finish(struct xg_render *r, struct xg_buf *out)

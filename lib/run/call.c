@@ -171,6 +171,7 @@ void xg_run_count_usage_peek(struct run *r, jv u, const char *purpose)
 int xg_run_provider_fail(struct run *r, int rc, const struct xg_provider_error *perr,
 			 const char *purpose)
 {
+	r->provider_error = perr->class;
 	return xg_run_fail(r, rc, "%s%sprovider '%s' (%s): %s: %s", purpose ? purpose : "",
 			   purpose ? ": " : "", r->prov->name, r->prov->host,
 			   perr->class ? perr->class : "error", perr->message);

@@ -154,8 +154,7 @@ int xg_run_note_model_change(struct run *r)
 	return rc;
 }
 
-/* Adds a user message to the request, the conversation and the records. */
-int xg_run_add_user_message(struct run *r, const char *text, const char *kind)
+static int add_user(struct run *r, const char *text, const char *kind, int hidden)
 {
 	jv m = jv_object(), e, rec;
 
@@ -167,7 +166,26 @@ int xg_run_add_user_message(struct run *r, const char *text, const char *kind)
 	e = xg_json_set(e, "text", jv_string(text));
 	if (kind)
 		e = xg_json_set(e, "kind", jv_string(kind));
+	/* Kept and replayed like any message, so the next request is this one
+	 * plus new items; shown to no person (xg-records(5)). */
+	if (hidden)
+		e = xg_json_set(e, "hidden", jv_true());
 	rec = jv_copy(e);
 	xg_run_emit(r, rec);
 	return xg_run_remember(r, e);
+}
+
+/* Adds a user message to the request, the conversation and the records. */
+int xg_run_add_user_message(struct run *r, const char *text, const char *kind)
+{
+	return add_user(r, text, kind, 0);
+}
+
+int xg_run_add_request_message(struct run *r)
+{
+	bool hidden = false;
+
+	xg_json_bool_peek(r->request, "hidden", &hidden);
+	return add_user(r, xg_json_string_peek(r->request, "text"),
+			xg_json_string_peek(r->request, "kind"), hidden);
 }

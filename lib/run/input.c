@@ -95,6 +95,21 @@ static int request_string(struct run *r, size_t line, const char *key, const cha
 	*out = jv_string_value(v);
 	return 0;
 }
+/* A request field that must be of kind (true: a boolean) when present. */
+static int request_kind(struct run *r, size_t line, const char *key, jv_kind kind,
+			const char *what)
+{
+	jv v = xg_json_get_peek(r->request, key);
+	jv_kind k = jv_get_kind(v);
+
+	if (!jv_is_valid(v) || k == JV_KIND_NULL || k == kind ||
+	    (kind == JV_KIND_TRUE && k == JV_KIND_FALSE))
+		return 0;
+	xg_run_fail(r, XG_EX_DATAERR, "standard input:%zu: field '%s' of the request is %s, "
+		    "not %s", line, key, xg_json_kind_peek(v), what);
+	return -1;
+}
+
 /* The request's fields of xg-records(5), strings all, with the ones the
  * run itself does not use (the stages before it did) checked too. */
 static int check_request(struct run *r, size_t line)
@@ -109,6 +124,10 @@ static int check_request(struct run *r, size_t line)
 	    request_string(r, line, "effort", &unused) < 0 ||
 	    request_string(r, line, "variant", &unused) < 0 ||
 	    request_string(r, line, "account", &unused) < 0)
+		return -1;
+	if (request_string(r, line, "kind", &unused) < 0 || request_kind(r, line, "hidden",
+	    JV_KIND_TRUE, "a boolean") < 0 || request_kind(r, line, "goal", JV_KIND_OBJECT,
+	    "an object") < 0)
 		return -1;
 	if (!text || !*text)
 		return xg_run_fail(r, XG_EX_DATAERR, "standard input:%zu: field 'text' of the "

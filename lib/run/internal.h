@@ -19,6 +19,7 @@
  *               and report at a boundary, its checkpoint, the continuation
  *   summary.c   the run's own records (run_start, run_end, run.json) and
  *               its outcome (xg_run_fail)
+ *   goal.c      a goal's tools and the check of a completion claim
  *   out.c       where every record goes
  *   thread.c    the run's threads, which take no signal
  *
@@ -150,8 +151,12 @@ struct run {
 	struct run_slice slice;
 	struct run_compact compact;
 
-	/* The outcome, for run_end and run.json; rc is -1 while the run goes on. */
-	const char *status, *stop;
+	/* The conversation's goal while it has one (goal.c), else NULL. */
+	struct run_goal *goal;
+
+	/* The outcome, for run_end and run.json; rc is -1 while the run goes on.
+	 * provider_error is the class of the provider error that failed it. */
+	const char *status, *stop, *provider_error;
 	char *reason;
 	int rc;
 };
@@ -211,6 +216,20 @@ int xg_run_slice_step(struct run *r, int ncalls);
  * slices' state is released. */
 void xg_run_slice_end(struct run *r);
 
+/* ---- goal.c: a goal's tools and claim check ---- */
+
+struct run_goal;
+/* Offers get_goal and update_goal when the conversation has a goal. */
+void xg_run_goal_prepare(struct run *r);
+void xg_run_goal_release(struct run *r);
+/* Whether name is a goal tool this run offers. */
+int xg_run_goal_tool(const struct run *r, const char *name);
+/* Runs a goal tool (args consumed); its result. */
+jv xg_run_goal_call(struct run *r, const char *name, jv args);
+/* Once the reply has ended completed: checks a completion claim made in
+ * it, writing the goal_check record. */
+void xg_run_goal_settle(struct run *r);
+
 /* ---- input.c: the upstream records ---- */
 
 /* Reads standard input (or takes the operand) until a request, a model and
@@ -241,6 +260,9 @@ int xg_run_note_model_change(struct run *r);
 /* Adds a user message to the request, the conversation and the records;
  * kind may be NULL. */
 int xg_run_add_user_message(struct run *r, const char *text, const char *kind);
+/* The same for the request's own text, with its kind and, when the
+ * request says so, marked hidden. */
+int xg_run_add_request_message(struct run *r);
 
 /* ---- compaction.c: the older history summarised ---- */
 

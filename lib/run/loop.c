@@ -84,6 +84,8 @@ static jv call_result(struct run *r, int bad_args, const char *id, const char *n
 	ctx.env_drop = r->env_drop;
 	ctx.abort = &r->signal;
 	ctx.procs = &r->procs;
+	if (xg_run_goal_tool(r, name))
+		return xg_run_goal_call(r, name, args);
 	return xg_tool_run(&ctx, name, args);
 }
 
@@ -261,7 +263,7 @@ static int converse(struct run *r)
 	xg_run_turn_init(&t, r);
 	xg_run_slice_begin(r);
 	if (xg_run_load_history(r) || xg_run_note_model_change(r) ||
-	    xg_run_add_user_message(r, xg_json_string_peek(r->request, "text"), NULL))
+	    xg_run_add_request_message(r))
 		goto out;
 	for (;;) {
 		if (r->signal || xg_run_compact_maybe(r) || xg_run_call(r, &t))
@@ -282,6 +284,9 @@ static int converse(struct run *r)
 		if (!end_or_repair(r, &t, &repaired))
 			break;
 	}
+	/* A goal's completion claim is checked once the reply has ended. */
+	if (r->status && !strcmp(r->status, "completed"))
+		xg_run_goal_settle(r);
 out:
 	xg_run_slice_end(r);
 	xg_run_turn_release(&t);
@@ -323,6 +328,7 @@ static void run_release(struct run *r)
 	jv_free(r->tools);
 	jv_free(r->pending);
 	xg_run_compact_release(r);
+	xg_run_goal_release(r);
 	free(r->id);
 	if (r->conv_hold >= 0)
 		close(r->conv_hold);

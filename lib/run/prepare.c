@@ -410,6 +410,7 @@ int xg_run_prepare(struct run *r, FILE *fp)
 	if (rc || compile_pack(r) || join_gate(r))
 		return r->rc;
 	r->tools = xg_tool_schemas();
+	xg_run_goal_prepare(r);
 	r->stable = stable_bytes_peek(r->pack);
 	return 0;
 }

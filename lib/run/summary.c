@@ -101,6 +101,10 @@ void xg_run_write_summary(struct run *r, const char *ended)
 	v = xg_json_set(v, "started", jv_string(r->started));
 	v = xg_json_set(v, "ended", string_or_null(ended));
 	v = xg_json_set(v, "ms", ended ? jv_number((double)(xg_clock_ms() - r->t0)) : jv_null());
+	/* A goal's round: the status and round xg-goal gave (it sets the
+	 * status after the round once it has settled it). */
+	if (jv_get_kind(xg_json_get_peek(r->request, "goal")) == JV_KIND_OBJECT)
+		v = xg_json_set(v, "goal", jv_copy(xg_json_get_peek(r->request, "goal")));
 	xg_run_out_summary(&r->out, v);
 }
 
@@ -115,6 +119,8 @@ void xg_run_write_end(struct run *r)
 		v = xg_json_set(v, "stop", jv_string(r->stop));
 	if (r->reason)
 		v = xg_json_set(v, "reason", jv_string(r->reason));
+	if (r->provider_error && r->status && !strcmp(r->status, "failed"))
+		v = xg_json_set(v, "provider_error", jv_string(r->provider_error));
 	v = xg_json_set(v, "exit", jv_number(r->rc));
 	v = xg_json_set(v, "reply", r->reply ? xg_json_string_bytes(r->reply, strlen(r->reply))
 						: jv_null());

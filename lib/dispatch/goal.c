@@ -1,0 +1,51 @@
+/*
+ * "xg goal VERB ..." (xg(1)): xg-goal with its records shown for a person
+ * on a terminal, or, in a pipe or with --json, xg-goal itself in xg's
+ * place, writing its records.  A ^C from the terminal reaches xg-goal and
+ * its round (the process group has it); xg waits for the goal's last
+ * records, as for a run.
+ */
+#include "xg.h"
+#include "dispatch/dispatch.h"
+#include "exec.h"
+#include "pipeline.h"
+
+int xg_dispatch_goal_verb(const struct xg_dispatch_cli *cli, const struct xg_dispatch_verb *v,
+			  int argc, char **argv)
+{
+	struct xg_pipeline p;
+	char *path = xg_exec_find("goal");
+	const char *term = getenv("TERM");
+	int json = argc > 1 && !strcmp(argv[1], "--json"), rc;
+
+	if (!path)
+		xg_usage_error(cli->cmd, "'goal' needs xg-goal, which is not installed");
+	if (json) {
+		argv[1] = argv[0];
+		argv++;
+	}
+	argv[0] = path;
+	if (json || !isatty(1)) {
+		xg_exec(path, argv);
+		xg_die_errno(XG_EX_SOFTWARE, "cannot run '%s'", path);
+	}
+	argv[0] = (char *)"xg-goal";
+	xg_pipeline_init(&p);
+	xg_pipeline_add(&p, path, (const char *const *)argv);
+	fflush(stdout);
+	setenv("XG_RENDERED", "1", 1);
+	rc = xg_pipeline_start(&p, "", 0, XG_PIPELINE_CAPTURE);
+	unsetenv("XG_RENDERED");
+	if (rc < 0) {
+		rc = XG_EX_SOFTWARE;
+	} else {
+		xg_render_stream(p.out_fd, "xg-goal's output", stdout,
+				 !getenv("NO_COLOR") && !(term && !strcmp(term, "dumb")), NULL);
+		close(p.out_fd);
+		p.out_fd = -1;
+		rc = xg_pipeline_wait(&p);
+	}
+	xg_pipeline_release(&p);
+	free(path);
+	return rc;
+}

@@ -1,0 +1,232 @@
+#!/usr/bin/env bats
+# xg-goal (man 1 xg-goal): a goal's state in its conversation, its rounds
+# through xg-run with a hidden continuation message, the goal tools, the
+# completion claim and its check, the brakes and the caps, and a driver
+# interrupted, killed, refused and resumed from cron.  Against the
+# loopback fake provider: every reply, the check's included, is a step of
+# its script.
+
+load lib/helper
+load lib/fake-provider
+load lib/signal
+load lib/xg-run
+
+setup() {
+	xg_run_setup
+	export XG_LOCK_TIMEOUT=300
+	unset XG_COMPLETION_CHECK
+}
+
+teardown() {
+	fake_provider_stop
+}
+
+# xggoal ARGS: xg-goal on fake/m, stdin closed off.
+xggoal() {
+	run_split xg-goal "$@" </dev/null
+}
+
+# The goal records' field $1, space-separated.
+goals() {
+	recs goal | jq -r "$1" | tr '\n' ' '
+}
+
+# The conversation's goal entries' field $1, space-separated.
+entries() {
+	jq -r "select(.type == \"goal\") | $1" "$CONVS/${2:-g1}.jsonl" | tr '\n' ' '
+}
+
+# The steps of a round that writes a file, then ends its reply.
+work_round() {
+	printf '{"tool_calls": [{"id": "w%s", "name": "write", "args": {"path": "%s", "content": "x\\n"}}]}\n' "$1" "$2"
+	printf '{"text": "Wrote %s."}\n' "$2"
+}
+
+# The steps of a round that claims completion, then ends its reply.
+claim_round() {
+	printf '{"tool_calls": [{"id": "c%s", "name": "update_goal", "args": {"status": "complete", "evidence": "%s"}}]}\n' "$1" "$2"
+	printf '{"text": "The goal is met."}\n'
+}
+
+# The requests of the rounds (the claim check's, which offer no tools, left
+# out): in the fake provider's log.
+ROUNDS='
+import json
+rounds = [e for e in log if e["body"].get("tools")]
+checks = [e for e in log if not e["body"].get("tools")]
+'
+
+@test "set drives rounds until a claim the check accepts: the goal is complete" {
+	serve <<-EOF
+	$(work_round 1 a.txt)
+	$(claim_round 2 "a.txt written, cat shows it")
+	{"text": "done: the write of a.txt succeeded and nothing else was asked"}
+	EOF
+	xggoal set --model fake/m --conversation g1 "write a.txt"
+	assert_success
+	[ -f a.txt ]
+	[ "$(goals .event)" = "set round round " ]
+	[ "$(goals .status)" = "active active complete " ]
+	[ "$(goals .rounds)" = "0 1 2 " ]
+	[ "$(recs goal | tail -1 | jq -c '[.claim, .verdict, .reason]')" = \
+	  '["a.txt written, cat shows it","done","the write of a.txt succeeded and nothing else was asked"]' ]
+	[ "$(recs goal | head -1 | jq -c '.limits')" = '{"rounds":30,"hours":8}' ]
+	[ "$(recs goal_check | jq -c '[.checked, .verdict, .accepted]')" = '[true,"done",true]' ]
+	# Two rounds, so two run_ends; the last says the goal is complete.
+	[ "$(recs run_end | jq -r .status | tr '\n' ' ')" = "completed completed " ]
+	# Each round's run.json names the goal's status after it and the round.
+	for r in $(recs run_start | jq -r .run); do
+		jq -c .goal "$XG_HOME/state/runs/$r/run.json"
+	done >goal-of-runs
+	[ "$(cat goal-of-runs | tr '\n' ' ')" = '{"status":"active","round":1} {"status":"complete","round":2} ' ]
+	# The state is in the conversation, and get reads it back.
+	[ "$(entries .event)" = "set round round " ]
+	xggoal get --conversation g1
+	assert_success
+	[ "$(printf '%s\n' "$output" | jq -c '[.status, .rounds, .objective, .driver]')" = \
+	  '["complete",2,"write a.txt",null]' ]
+	# The check was a request of its own: its own system prompt, no tools,
+	# the objective and the claim in it, and the hidden message left out.
+	fake_log "$ROUNDS"'
+assert len(rounds) == 4 and len(checks) == 1, (len(rounds), len(checks))
+c = checks[0]["body"]
+assert c["messages"][0]["content"].startswith("You review a claim"), c["messages"][0]
+text = c["messages"][1]["content"]
+assert "<objective>\nwrite a.txt\n</objective>" in text
+assert "a.txt written, cat shows it" in text
+assert "[tool result write, ok]" in text
+assert "This message starts the next round" not in text
+'
+}
+
+@test "each round's message is hidden, kept in the conversation and never shown" {
+	serve <<-EOF
+	$(work_round 1 a.txt)
+	$(claim_round 2 "a.txt is there")
+	{"text": "done: it is"}
+	EOF
+	xggoal set --model fake/m --conversation g1 "make a.txt & <keep> it"
+	assert_success
+	[ "$(jq -c 'select(.type == "message" and .role == "user") | [.hidden, .kind]' "$CONVS/g1.jsonl" | tr '\n' ' ')" = \
+	  '[true,"goal-continuation"] [true,"goal-continuation"] ' ]
+	# The objective is data: escaped and wrapped.
+	[[ "$(recs message | jq -r 'select(.role == "user") | .text' | head -20)" == *"<objective>"$'\n'"make a.txt &amp; &lt;keep&gt; it"$'\n'"</objective>"* ]]
+	# xg's renderer shows a person none of it, but the goal's progress.
+	printf '%s\n' "$output" >records.ndjson
+	run xg-test render <records.ndjson
+	assert_success
+	refute_output --partial "This message starts the next round"
+	refute_output --partial "<objective>"
+	assert_output --partial "Wrote a.txt."
+	assert_output --partial "xg: goal complete after 2 rounds: it is"
+}
+
+@test "every request of a three-round goal is the one before plus new items" {
+	for kind in openai-chat anthropic-messages openai-responses; do
+		rm -rf "$XG_HOME/state"
+		serve "$kind" <<-EOF
+		$(work_round 1 a.txt)
+		$(work_round 2 b.txt)
+		$(claim_round 3 "a.txt and b.txt exist")
+		{"text": "done: both files were written"}
+		EOF
+		xggoal set --model fake/m --conversation g1 "write a.txt and b.txt"
+		assert_success
+		[ "$(goals .rounds | awk '{print $NF}')" = 3 ]
+		fake_log "$ROUNDS"'
+key = {"openai-chat": "messages", "anthropic-messages": "messages", "openai-responses": "input"}[log[0]["kind"]]
+assert len(rounds) == 6, len(rounds)
+for a, b in zip(rounds, rounds[1:]):
+    A, B = a["body"], b["body"]
+    assert set(A) == set(B), (set(A), set(B))
+    for k in A:
+        if k != key:
+            assert json.dumps(A[k]) == json.dumps(B[k]), k
+    assert len(B[key]) > len(A[key])
+    for i, item in enumerate(A[key]):
+        assert json.dumps(item) == json.dumps(B[key][i]), (i, item, B[key][i])
+names = [t.get("name") or t.get("function", {}).get("name") for t in rounds[0]["body"]["tools"]]
+assert names[-2:] == ["get_goal", "update_goal"], names
+'
+	done
+}
+
+@test "the goal tools are offered only while the conversation has a goal" {
+	serve <<-'EOF'
+	{"text": "plain"}
+	{"text": "still plain"}
+	{"text": "after the clear"}
+	EOF
+	xgrun --conversation g1 "hello"
+	assert_success
+	xggoal set --no-run --conversation g1 "an objective"
+	assert_success
+	[ "$(goals .status)" = "active " ]
+	xgrun --conversation g1 "hello again"
+	assert_success
+	xggoal clear --conversation g1
+	assert_success
+	[ "$(goals .event)" = "clear " ]
+	xgrun --conversation g1 "and again"
+	assert_success
+	fake_log '
+def names(e):
+    return [t.get("name") or t.get("function", {}).get("name") for t in e["body"].get("tools", [])]
+assert "update_goal" not in names(log[0]) and "get_goal" not in names(log[0]), names(log[0])
+assert names(log[1])[-2:] == ["get_goal", "update_goal"], names(log[1])
+assert "update_goal" not in names(log[2]), names(log[2])
+assert not any(n == "create_goal" for e in log for n in names(e))
+'
+	xggoal get --conversation g1
+	assert_failure 1
+	assert_regex "$stderr" "has no goal"
+}
+
+@test "get, pause, edit and clear work on the newest conversation of this directory" {
+	xggoal set --no-run --conversation g1 --rounds 5 --hours 0.5 "first objective"
+	assert_success
+	# Recorded but not driven: it shows as paused.
+	xggoal get
+	assert_success
+	[ "$(printf '%s\n' "$output" | jq -c '[.conversation, .status, .limits, .driver]')" = \
+	  '["g1","paused",{"rounds":5,"hours":0.5},null]' ]
+	[ "$(entries .status)" = "active " ]
+	xggoal pause
+	assert_success
+	[ "$(goals .status)" = "paused " ]
+	xggoal edit "second objective"
+	assert_success
+	[ "$(goals '.event + ":" + .objective')" = "edit:second objective " ]
+	xggoal set --no-run --conversation g1 "third"
+	assert_failure 2
+	assert_regex "$stderr" "has a goal already \\(paused\\); --replace replaces it"
+	xggoal set --no-run --conversation g1 --replace "third"
+	assert_success
+	[ "$(goals '.status + ":" + .objective')" = "active:third " ]
+	xggoal clear
+	assert_success
+	[ "$(entries .event)" = "set pause edit set clear " ]
+	xggoal pause
+	assert_failure 1
+}
+
+@test "an objective is checked: blank, over 4000 characters or not UTF-8 is exit 2" {
+	xggoal set --no-run "   "
+	assert_failure 2
+	assert_regex "$stderr" "the objective is empty"
+	xggoal set --no-run "$(head -c 4001 /dev/zero | tr '\0' a)"
+	assert_failure 2
+	assert_regex "$stderr" "longer than 4000 characters"
+	xggoal set --no-run --conversation g1 "$(head -c 4000 /dev/zero | tr '\0' a)"
+	assert_success
+	xggoal set --no-run --replace --conversation g1 "$(printf 'bad \377 byte')"
+	assert_failure 2
+	assert_regex "$stderr" "not valid UTF-8"
+	xggoal set --no-run --rounds 0 "x"
+	assert_failure 2
+	xggoal set --no-run --hours -1 "x"
+	assert_failure 2
+	xggoal get extra
+	assert_failure 2
+	[ ! -e "$CONVS/g1.jsonl" ] || [ "$(entries .event)" = "set " ]
+}
