@@ -230,3 +230,216 @@ assert not any(n == "create_goal" for e in log for n in names(e))
 	assert_failure 2
 	[ ! -e "$CONVS/g1.jsonl" ] || [ "$(entries .event)" = "set " ]
 }
+
+@test "a claim the check turns down keeps the goal active, and the next round is told why" {
+	serve <<-EOF
+	$(claim_round 1 "the tests pass")
+	{"text": "continue: no test run is in the transcript; run make check"}
+	$(work_round 2 ran.txt)
+	$(claim_round 3 "make check passed, see the write of ran.txt")
+	{"text": "done: the run is shown"}
+	EOF
+	xggoal set --model fake/m --conversation g1 "make the tests pass"
+	assert_success
+	[ "$(goals .status)" = "active active active complete " ]
+	[ "$(goals .verdict)" = "null continue null done " ]
+	[ "$(recs goal | sed -n 2p | jq -r .reason)" = "no test run is in the transcript; run make check" ]
+	# The round after the refusal carries the reason, as data; the one
+	# after that no longer does.
+	msgs=$(recs message | jq -c 'select(.role == "user") | .text')
+	[ "$(printf '%s\n' "$msgs" | sed -n 1p | jq -r . | grep -c '<review>')" = 0 ]
+	[[ "$(printf '%s\n' "$msgs" | sed -n 2p | jq -r .)" == *"<review>"$'\n'"no test run is in the transcript; run make check"$'\n'"</review>"* ]]
+	[ "$(printf '%s\n' "$msgs" | sed -n 3p | jq -r . | grep -c '<review>')" = 0 ]
+	fake_log "$ROUNDS"'
+assert len(checks) == 2, len(checks)
+'
+}
+
+@test "a check that fails, answers unreadably or is switched off accepts the claim, saying why" {
+	export XG_RETRY=off
+	for how in error garbage twolines empty off; do
+		rm -rf "$XG_HOME/state"
+		case $how in
+		error) check='{"status": 500, "body": {"error": {"message": "boom", "type": "server_error"}}}' ;;
+		garbage) check='{"text": "Looks complete to me."}' ;;
+		twolines) check='{"text": "done: yes\nreally"}' ;;
+		empty) check='{"text": "continue:   "}' ;;
+		off) check='{"text": "continue: never asked"}' ;;
+		esac
+		serve <<-EOF
+		$(claim_round 1 "all done")
+		$check
+		EOF
+		if [ "$how" = off ]; then
+			XG_COMPLETION_CHECK=off xggoal set --model fake/m --conversation g1 "x"
+		else
+			xggoal set --model fake/m --conversation g1 "x"
+		fi
+		assert_success
+		[ "$(goals .status)" = "active complete " ]
+		[ "$(recs goal_check | jq -c '[.checked, .verdict, .accepted]')" = '[false,null,true]' ]
+		note=$(recs notice | jq -r 'select(.from == "xg-run") | .text')
+		case $how in
+		error) [[ "$note" == *"the completion check failed (provider 'fake': server: HTTP 500: boom)"* ]] ;;
+		off) [[ "$note" == *"XG_COMPLETION_CHECK=off"* ]]
+		     fake_log "$ROUNDS"'
+assert len(checks) == 0, len(checks)
+' ;;
+		*) [[ "$note" == *"could not be read as \"done: ...\" or \"continue: ...\""* ]] ;;
+		esac
+		[[ "$note" == *"the goal's completion claim is accepted" ]]
+	done
+}
+
+@test "a blocker is accepted only when the same one is reported in three rounds in a row" {
+	block() {
+		printf '{"tool_calls": [{"id": "b%s", "name": "update_goal", "args": {"status": "blocked", "blocker": "%s"}}]}\n' "$1" "$2"
+		printf '{"text": "Blocked on it."}\n'
+	}
+	serve <<-EOF
+	{"tool_calls": [{"id": "p1", "name": "update_goal", "args": {"status": "paused"}}, {"id": "w1", "name": "write", "args": {"path": "a.txt", "content": "a"}}]}
+	{"text": "Tried to pause."}
+	$(block 2 "I need the deploy key")
+	$(block 3 "i need  the DEPLOY key")
+	$(block 4 "the network is down")
+	$(block 5 "The  Network is down")
+	$(block 6 "the network is down")
+	EOF
+	xggoal set --model fake/m --conversation g1 "deploy it"
+	assert_failure 1
+	[ "$(goals .status)" = "active active active active active active blocked " ]
+	[ "$(goals .rounds | awk '{print $NF}')" = 6 ]
+	# A model cannot pause.
+	[[ "$(recs tool_result | jq -r 'select(.id == "p1") | .output')" == "update_goal: only the person pauses a goal"* ]]
+	[ "$(recs tool_result | jq -r 'select(.goal_update) | .goal_update | "\(.streak)\(.accepted)"' | tr '\n' ' ')" = \
+	  "1false 2false 1false 2false 3true " ]
+	[ "$(recs run_end | tail -1 | jq -c '[.status, .stop, .exit]')" = '["interrupted","needs_person",1]' ]
+	[[ "$(recs goal | tail -1 | jq -r .reason)" == *"3 rounds in a row: the network is down" ]]
+}
+
+@test "three rounds in a row without a tool call block the goal" {
+	serve <<-'EOF'
+	{"text": "Thinking about it."}
+	{"text": "Still thinking."}
+	{"text": "Nothing to do."}
+	{"text": "never asked"}
+	EOF
+	xggoal set --model fake/m --conversation g1 "do something"
+	assert_failure 1
+	[ "$(goals .status)" = "active active active blocked " ]
+	[ "$(goals .activity)" = "null none none none " ]
+	[ "$(recs goal | tail -1 | jq -r .reason)" = "3 rounds in a row made no tool call" ]
+	[ "$(recs run_end | jq -c '[.status, .stop]' | tr '\n' ' ')" = \
+	  '["completed",null] ["completed",null] ["interrupted","needs_person"] ' ]
+	[ "$(recs run_end | tail -1 | jq -r .reason)" = "3 rounds in a row made no tool call" ]
+	# The last run's run.json says so too.
+	run_id=$(recs run_start | tail -1 | jq -r .run)
+	[ "$(jq -c '[.status, .stop, .goal]' "$XG_HOME/state/runs/$run_id/run.json")" = \
+	  '["interrupted","needs_person",{"status":"blocked","round":3}]' ]
+	[ "$(fake_log 'print(len(log))')" = 3 ]
+}
+
+@test "three rounds in a row whose every command failed block the goal; one success resets the count" {
+	fails() {
+		printf '{"tool_calls": [{"id": "f%s", "name": "bash", "args": {"command": "exit 3"}}]}\n' "$1"
+		printf '{"text": "It failed."}\n'
+	}
+	serve <<-EOF
+	$(fails 1)
+	$(fails 2)
+	$(work_round 3 ok.txt)
+	$(fails 4)
+	$(fails 5)
+	$(fails 6)
+	{"text": "never asked"}
+	EOF
+	xggoal set --model fake/m --conversation g1 "build it"
+	assert_failure 1
+	[ "$(goals .activity)" = "null failed failed some failed failed failed " ]
+	[ "$(goals .status | awk '{print $NF}')" = blocked ]
+	[ "$(recs goal | tail -1 | jq -r .reason)" = "3 rounds in a row had only failed tool calls" ]
+}
+
+@test "a provider error that outlasts the retries blocks the goal; a usage limit is usage_limited, exit 75" {
+	export XG_RETRY=off
+	serve <<-EOF
+	$(work_round 1 a.txt)
+	{"status": 503, "body": {"error": {"message": "down for maintenance", "type": "server_error"}}}
+	EOF
+	xggoal set --model fake/m --conversation g1 "x"
+	assert_failure 1
+	[ "$(goals .status)" = "active active blocked " ]
+	[[ "$(recs goal | tail -1 | jq -r .reason)" == *"down for maintenance"* ]]
+	[ "$(recs run_end | tail -1 | jq -c '[.status, .stop, .exit]')" = '["interrupted","needs_person",1]' ]
+
+	serve <<-'EOF'
+	{"status": 429, "body": {"error": {"message": "You exceeded your current quota", "type": "insufficient_quota", "code": "insufficient_quota"}}}
+	EOF
+	xggoal resume --conversation g1 --model fake/m
+	assert_failure 75
+	[ "$(goals '.event + ":" + .status')" = "resume:active round:usage_limited " ]
+	[ "$(recs run_end | jq -c '[.status, .provider_error, .exit]')" = '["failed","usage_limit",75]' ]
+	xggoal get --conversation g1
+	[ "$(printf '%s\n' "$output" | jq -r .status)" = usage_limited ]
+}
+
+@test "at the round cap the goal is budget_limited and gets exactly one wrap-up round" {
+	serve <<-EOF
+	$(work_round 1 a.txt)
+	$(work_round 2 b.txt)
+	$(work_round 3 wrap.txt)
+	{"text": "never asked"}
+	EOF
+	xggoal set --model fake/m --conversation g1 --rounds 2 "write many files"
+	assert_failure 1
+	[ "$(goals '.event + ":" + .status')" = \
+	  "set:active round:active round:active status:budget_limited round:budget_limited " ]
+	[ "$(recs goal | sed -n 4p | jq -r .reason)" = "the goal reached its cap of 2 rounds" ]
+	[ "$(recs goal | tail -1 | jq -c '[.rounds, .wrap_up]')" = '[3,true]' ]
+	[ "$(recs message | jq -r 'select(.role == "user") | .kind' | tr '\n' ' ')" = \
+	  "goal-continuation goal-continuation goal-budget-limit " ]
+	[[ "$(recs message | jq -r 'select(.kind == "goal-budget-limit") | .text')" == *"used its budget (2 rounds), so this is its last round"* ]]
+	[ "$(recs run_end | tail -1 | jq -c '[.status, .stop]')" = '["interrupted","unfinished"]' ]
+	[ "$(fake_log 'print(len(log))')" = 6 ]
+	# Its budget is used: resume needs more of it.
+	xggoal resume --conversation g1
+	assert_failure 1
+	assert_regex "$stderr" "has used its budget \\(3 of 2 rounds"
+	[ "$(fake_log 'print(len(log))')" = 6 ]
+}
+
+@test "at the hours cap the goal is budget_limited and gets exactly one wrap-up round" {
+	serve <<-EOF
+	$(work_round 1 a.txt)
+	$(work_round 2 wrap.txt)
+	{"text": "never asked"}
+	EOF
+	# A cap of 3.6 ms: the first round takes longer.
+	xggoal set --model fake/m --conversation g1 --hours 0.000001 "x"
+	assert_failure 1
+	[ "$(goals '.event + ":" + .status')" = \
+	  "set:active round:active status:budget_limited round:budget_limited " ]
+	[ "$(recs goal | sed -n 3p | jq -r .reason)" = "the goal reached its cap of 1e-06 hours" ]
+	[ "$(recs message | jq -r 'select(.role == "user") | .kind' | tr '\n' ' ')" = \
+	  "goal-continuation goal-budget-limit " ]
+	[ "$(fake_log 'print(len(log))')" = 4 ]
+}
+
+@test "after an edit the next round carries the updated objective" {
+	serve <<-EOF
+	$(work_round 1 a.txt)
+	$(work_round 2 b.txt)
+	$(claim_round 3 "b.txt written")
+	{"text": "done: shown"}
+	EOF
+	xggoal set --no-run --conversation g1 "write a.txt"
+	xggoal edit --conversation g1 "write b.txt <now>"
+	assert_success
+	xggoal resume --conversation g1 --model fake/m
+	assert_success
+	[ "$(recs message | jq -r 'select(.role == "user") | .kind' | tr '\n' ' ')" = \
+	  "goal-objective-updated goal-continuation goal-continuation " ]
+	[[ "$(recs message | jq -r 'select(.kind == "goal-objective-updated") | .text')" == *"changed the goal's objective"*"<objective>"$'\n'"write b.txt &lt;now&gt;"$'\n'"</objective>"* ]]
+	[ "$(goals .objective | tr ' ' '\n' | grep -c a.txt)" = 0 ]
+	[ "$(entries .event)" = "set edit resume round round round " ]
+}

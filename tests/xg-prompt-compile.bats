@@ -339,7 +339,7 @@ PY
 		< <(xg-prompt-compile </dev/null)
 	assert_output - <<-'EOF'
 	plan-repair: problems
-	goal-continuation: objective
+	goal-continuation: objective review
 	goal-budget-limit: limit objective
 	goal-objective-updated: objective
 	completion-check: 

@@ -18,7 +18,7 @@ struct goal_round {
 	char *run;		/* the run's id, from run_start; NULL when none came */
 	jv run_end;		/* held back for the drive to settle (owned), null */
 	jv check;		/* the goal_check record (owned), null */
-	int work_ok, work_failed;	/* tool calls other than the goal's */
+	int work_ok, work_failed;	/* tool calls that succeeded, failed */
 	char *blocker;		/* the newest update_goal blocked, or NULL */
 	int blocked;		/* and it was accepted */
 	int exit;		/* xg-run's exit status */

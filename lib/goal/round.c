@@ -206,25 +206,24 @@ static void note(struct goal_round *rd, const struct xg_rec *rec)
 	if (is(rec->type, "run_start") && xg_json_string_peek(v, "run")) {
 		free(rd->run);
 		rd->run = xg_strdup(xg_json_string_peek(v, "run"));
-	} else if (is(rec->type, "tool_result") && (is(name, "get_goal") || is(name, "update_goal"))) {
+	} else if (is(rec->type, "tool_result")) {
 		jv gu = xg_json_get_peek(v, "goal_update");
-		bool accepted = false;
+		bool ok = false, accepted = false;
 
-		if (is(xg_json_string_peek(gu, "status"), "blocked") &&
+		/* Every call counts as activity, the goal's own too: a round
+		 * that only reports its blocker is not an idle one. */
+		xg_json_bool_peek(v, "ok", &ok);
+		if (ok)
+			rd->work_ok++;
+		else
+			rd->work_failed++;
+		if (is(name, "update_goal") && is(xg_json_string_peek(gu, "status"), "blocked") &&
 		    xg_json_string_peek(gu, "blocker")) {
 			free(rd->blocker);
 			rd->blocker = xg_strdup(xg_json_string_peek(gu, "blocker"));
 			xg_json_bool_peek(gu, "accepted", &accepted);
 			rd->blocked = accepted;
 		}
-	} else if (is(rec->type, "tool_result")) {
-		bool ok = false;
-
-		xg_json_bool_peek(v, "ok", &ok);
-		if (ok)
-			rd->work_ok++;
-		else
-			rd->work_failed++;
 	} else if (is(rec->type, "goal_check")) {
 		jv_free(rd->check);
 		rd->check = jv_copy(v);
