@@ -443,3 +443,168 @@ assert len(checks) == 0, len(checks)
 	[ "$(goals .objective | tr ' ' '\n' | grep -c a.txt)" = 0 ]
 	[ "$(entries .event)" = "set edit resume round round round " ]
 }
+
+# The steps of a round whose command waits until the test creates the
+# file go (or a signal ends it).
+waiting_round() {
+	printf '{"tool_calls": [{"id": "s%s", "name": "bash", "args": {"command": "while [ ! -f go ]; do sleep 0.05; done; echo went"}}]}\n' "$1"
+	printf '{"text": "Waited."}\n'
+}
+
+# The pid of $pid's child that is its round's xg-run, from /proc.
+round_pid() {
+	local c
+	for c in $(cat "/proc/$pid/task/$pid/children"); do
+		[ "$(cat "/proc/$c/comm" 2>/dev/null)" = xg-run ] && echo "$c"
+	done
+}
+
+@test "SIGINT pauses the goal at its round's end; resume finishes it" {
+	serve <<-EOF
+	{"tool_calls": [{"id": "s1", "name": "bash", "args": {"command": "while [ ! -f go ]; do sleep 0.05; done"}}]}
+	$(claim_round 2 "went")
+	{"text": "done: it went"}
+	EOF
+	bg_start --pipe env --default-signal=INT xg-goal set --model fake/m --conversation g1 "wait, then go"
+	wait_until 'grep -q "\"type\":\"tool_call\"" out.ndjson' "the round's command did not start"
+	kill -INT "$pid"
+	reap
+	[ "$rc" = 130 ]
+	[ "$(goals .status)" = "active paused " ]
+	[ "$(recs goal | tail -1 | jq -r .reason)" = "paused by SIGINT" ]
+	[ "$(recs run_end | jq -c '[.status, .stop]')" = '["interrupted","user"]' ]
+	[ "$(entries .status)" = "active paused " ]
+	# Nothing runs it now; resume carries it on.
+	xggoal get --conversation g1
+	[ "$(printf '%s\n' "$output" | jq -r .status)" = paused ]
+	xggoal resume --conversation g1 --model fake/m
+	assert_success
+	[ "$(goals '.event + ":" + .status')" = "resume:active round:complete " ]
+	[ "$(entries .event)" = "set round resume round " ]
+}
+
+@test "a pause from elsewhere stops the driver after its round" {
+	serve <<-EOF
+	$(waiting_round 1)
+	{"text": "never asked"}
+	EOF
+	bg_start --pipe xg-goal set --model fake/m --conversation g1 "wait, then go"
+	wait_until 'grep -q "\"type\":\"tool_call\"" out.ndjson' "the round's command did not start"
+	xggoal get --conversation g1
+	[ "$(printf '%s\n' "$output" | jq -c '[.status, .driver]')" = "[\"active\",$pid]" ]
+	xggoal pause --conversation g1
+	assert_success
+	touch go
+	reap
+	[ "$rc" = 1 ]
+	[ "$(goals '.event + ":" + .status')" = "set:active round:paused " ]
+	[ "$(recs run_end | jq -c '[.status, .stop]')" = '["interrupted","unfinished"]' ]
+	[ "$(entries .event)" = "set pause round " ]
+	[ "$(fake_log 'print(len(log))')" = 2 ]
+}
+
+@test "a second driver is refused with 75 naming the holder" {
+	serve <<-EOF
+	$(waiting_round 1)
+	$(claim_round 2 "went")
+	{"text": "done: it went"}
+	EOF
+	bg_start --pipe xg-goal set --model fake/m --conversation g1 "wait, then go"
+	wait_until 'grep -q "\"type\":\"tool_call\"" out.ndjson' "the round's command did not start"
+	xggoal resume --conversation g1 --model fake/m
+	assert_failure 75
+	assert_regex "$stderr" "goal.lock' is locked by process $pid \\(xg-goal\\)"
+	assert_regex "$stderr" "has a driver already"
+	xggoal set --no-run --replace --conversation g1 "another"
+	assert_failure 75
+	touch go
+	reap
+	[ "$rc" = 0 ]
+	[ "$(entries .event)" = "set round round " ]
+}
+
+@test "a driver killed outright leaves its goal paused, and resume finishes it" {
+	serve <<-EOF
+	{"tool_calls": [{"id": "s1", "name": "bash", "args": {"command": "while [ ! -f go ]; do sleep 0.05; done"}}]}
+	$(claim_round 2 "went")
+	{"text": "done: it went"}
+	EOF
+	bg_start --pipe xg-goal set --model fake/m --conversation g1 "wait, then go"
+	wait_until 'grep -q "\"type\":\"tool_call\"" out.ndjson' "the round's command did not start"
+	child=$(round_pid)
+	[ -n "$child" ]
+	kill -KILL "$pid"
+	reap
+	[ "$rc" = 137 ]
+	# Its round's xg-run goes with it (its parent-death signal).
+	wait_until "[ ! -d /proc/$child ]" "the round's xg-run outlived its driver"
+	[ "$(entries .status)" = "active " ]
+	xggoal get --conversation g1
+	assert_success
+	[ "$(printf '%s\n' "$output" | jq -c '[.status, .driver]')" = '["paused",null]' ]
+	xggoal resume --conversation g1 --model fake/m
+	assert_success
+	[ "$(goals '.event + ":" + .status')" = "resume:active round:complete " ]
+	# The killed round's call has its result in the next request, so the
+	# history is still a valid exchange.
+	fake_log 'assert any(m.get("role") == "tool" and m.get("tool_call_id") == "s1" for m in log[1]["body"]["messages"]), log[1]["body"]["messages"]'
+}
+
+@test "cron: resume under env -i and flock, the key from the account" {
+	serve <<-EOF
+	$(work_round 1 cron.txt)
+	$(claim_round 2 "cron.txt written")
+	{"text": "done: written"}
+	EOF
+	mkdir -p "$XG_HOME/config/accounts/default"
+	printf '{"fake": {"key": "%s"}}\n' "$XG_TEST_KEY" >"$XG_HOME/config/accounts/default/auth.json"
+	chmod 600 "$XG_HOME/config/accounts/default/auth.json"
+	xg-choices set --mode normal --model fake/m
+	xggoal set --no-run --conversation g1 "write cron.txt"
+	run env -i HOME="$HOME" PATH="$PATH" XG_HOME="$XG_HOME" XG_SHARE_DIR="$XG_SHARE_DIR" \
+		flock -n "$BATS_TEST_TMPDIR/goal.lock" xg-goal resume --conversation g1
+	assert_success
+	printf '%s\n' "$output" >goal.ndjson
+	[ "$(jq -r 'select(.type == "goal") | .status' goal.ndjson | tr '\n' ' ')" = "active active complete " ]
+	[ -f cron.txt ]
+	fake_log 'assert all(e["auth"] == "ok" for e in log), [e["auth"] for e in log]'
+	# Once complete, the next hour's job has nothing to do.
+	run env -i HOME="$HOME" PATH="$PATH" XG_HOME="$XG_HOME" XG_SHARE_DIR="$XG_SHARE_DIR" \
+		flock -n "$BATS_TEST_TMPDIR/goal.lock" xg-goal resume --conversation g1
+	assert_success
+	[ "$(fake_log 'print(len(log))')" = 5 ]
+}
+
+@test "the Makefile example of xg-goal(1) works on a goal until it settles" {
+	serve <<-EOF
+	$(claim_round 1 "every option is documented")
+	{"text": "done: the pages say so"}
+	EOF
+	xg-choices set --mode normal --model fake/m
+	printf 'goal:\n\txg-goal set --conversation docs-goal --replace --hours 2 \\\n\t    "document every option in man/" > goal.ndjson\n' >Makefile
+	run make -s goal
+	assert_success
+	[ "$(jq -r 'select(.type == "goal") | .status' goal.ndjson | tail -1)" = complete ]
+	[ "$(jq -c 'select(.type == "goal") | .limits' goal.ndjson | head -1)" = '{"rounds":30,"hours":2}' ]
+}
+
+@test "xg goal writes records in a pipe and shows the goal to a person on a terminal" {
+	serve <<-EOF
+	$(work_round 1 a.txt)
+	$(claim_round 2 "a.txt written")
+	{"text": "done: written"}
+	EOF
+	xg-choices set --mode normal --model fake/m
+	run script -qec "xg goal set --conversation g1 'write a.txt'" /dev/null
+	assert_success
+	assert_output --partial "xg: goal active (set): write a.txt"
+	assert_output --partial "xg: goal round 1 of 30 done; the goal goes on"
+	assert_output --partial "xg: goal complete after 2 rounds: written"
+	refute_output --partial "<objective>"
+	run_split xg goal get --conversation g1
+	assert_success
+	[ "$(printf '%s\n' "$output" | jq -r '.type + " " + .status')" = "goal complete" ]
+	run script -qec "xg goal --json get --conversation g1" /dev/null
+	assert_success
+	[ "$(printf '%s\n' "$output" | tr -d '\r' | jq -r .status)" = complete ]
+}
