@@ -561,7 +561,7 @@ round_pid() {
 	chmod 600 "$XG_HOME/config/accounts/default/auth.json"
 	xg-choices set --mode normal --model fake/m
 	xggoal set --no-run --conversation g1 "write cron.txt"
-	run env -i HOME="$HOME" PATH="$PATH" XG_HOME="$XG_HOME" XG_SHARE_DIR="$XG_SHARE_DIR" \
+	run_split env -i HOME="$HOME" PATH="$PATH" XG_HOME="$XG_HOME" XG_SHARE_DIR="$XG_SHARE_DIR" \
 		flock -n "$BATS_TEST_TMPDIR/goal.lock" xg-goal resume --conversation g1
 	assert_success
 	printf '%s\n' "$output" >goal.ndjson
@@ -569,7 +569,7 @@ round_pid() {
 	[ -f cron.txt ]
 	fake_log 'assert all(e["auth"] == "ok" for e in log), [e["auth"] for e in log]'
 	# Once complete, the next hour's job has nothing to do.
-	run env -i HOME="$HOME" PATH="$PATH" XG_HOME="$XG_HOME" XG_SHARE_DIR="$XG_SHARE_DIR" \
+	run_split env -i HOME="$HOME" PATH="$PATH" XG_HOME="$XG_HOME" XG_SHARE_DIR="$XG_SHARE_DIR" \
 		flock -n "$BATS_TEST_TMPDIR/goal.lock" xg-goal resume --conversation g1
 	assert_success
 	[ "$(fake_log 'print(len(log))')" = 5 ]

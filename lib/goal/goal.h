@@ -60,7 +60,8 @@ struct xg_goal {
 };
 
 /* Reads the conversation's goal into *g (released by xg_goal_release); a
- * conversation that does not exist has none.  0 or an exit code. */
+ * conversation that does not exist has none.  0, or an exit code with *g
+ * left empty. */
 int xg_goal_load(const char *conv, struct xg_goal *g);
 void xg_goal_release(struct xg_goal *g);
 

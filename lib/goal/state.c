@@ -135,9 +135,11 @@ int xg_goal_load(const char *conv, struct xg_goal *g)
 		g->last = e;
 	}
 	jv_free(all);
-	if (g->exists && (!g->objective || !g->status[0]))
+	if (g->exists && (!g->objective || !g->status[0])) {
+		xg_goal_release(g);
 		return xg_error("conversation '%s': its goal entries name no objective or status",
 				conv), XG_EX_DATAERR;
+	}
 	return 0;
 }
 

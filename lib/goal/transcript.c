@@ -46,6 +46,7 @@ static void add_clipped(struct xg_buf *b, const char *s, size_t max)
 	xg_buf_addf(b, " [... %zu more bytes]", n - max);
 }
 
+/* The calls (consumed), one a line. */
 static void add_calls(struct xg_buf *b, jv calls)
 {
 	jv_array_foreach(calls, i, c) {
@@ -60,6 +61,7 @@ static void add_calls(struct xg_buf *b, jv calls)
 		xg_buf_release(&args);
 		jv_free(c);
 	}
+	jv_free(calls);
 }
 
 /* One entry (only looked at) as a block; none for those the check has no

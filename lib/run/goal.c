@@ -14,10 +14,10 @@
  * own system prompt (the pack's completion-check template), no tools, low
  * effort when the model has efforts, holding the objective, the claim and
  * a clipped transcript of the goal's rounds.  Its answer is one line,
- * "done: ..." or "continue: ...", read strictly.  No template, an error,
- * a signal-free failure of any kind or an unreadable answer accepts the
- * claim with a notice saying why; XG_COMPLETION_CHECK=off accepts every
- * claim unchecked.
+ * "done: ..." or "continue: ...", read strictly.  No template, a failed
+ * request or an unreadable answer accepts the claim with a notice saying
+ * why; XG_COMPLETION_CHECK=off accepts every claim unchecked.  A signal
+ * during the check leaves the claim unsettled, and the run interrupted.
  */
 #include "xg.h"
 #include "run/internal.h"
