@@ -608,3 +608,39 @@ round_pid() {
 	assert_success
 	[ "$(printf '%s\n' "$output" | tr -d '\r' | jq -r .status)" = complete ]
 }
+
+@test "^C on a terminal pauses the goal that xg goal shows, and xg waits for its records" {
+	serve <<-'EOF'
+	{"tool_calls": [{"id": "s1", "name": "bash", "args": {"command": "touch started; while [ ! -f go ]; do sleep 0.05; done"}}]}
+	{"text": "never asked"}
+	EOF
+	run python3 - "$FAKE_URL" <<-'EOF'
+	import os, pty, signal, sys, time
+	pid, fd = pty.fork()
+	if pid == 0:
+	    signal.signal(signal.SIGINT, signal.SIG_DFL)
+	    os.execvp("xg", ["xg", "goal", "set", "--model", "fake/m", "--conversation", "g1", "wait"])
+	for _ in range(200):
+	    if os.path.exists("started"):
+	        break
+	    time.sleep(0.05)
+	os.write(fd, b"\x03")
+	out = b""
+	while True:
+	    try:
+	        data = os.read(fd, 4096)
+	    except OSError:
+	        break
+	    if not data:
+	        break
+	    out += data
+	_, st = os.waitpid(pid, 0)
+	sys.stdout.write(out.decode().replace("\r", ""))
+	sys.exit(os.waitstatus_to_exitcode(st))
+	EOF
+	assert_equal "$status" 130
+	assert_output --partial "xg: interrupted (user): stopped by SIGINT"
+	assert_output --partial "xg: goal paused after 1 round: paused by SIGINT"
+	[ "$(entries .status)" = "active paused " ]
+	[ "$(fake_log 'print(len(log))')" = 1 ]
+}
