@@ -644,3 +644,19 @@ round_pid() {
 	[ "$(entries .status)" = "active paused " ]
 	[ "$(fake_log 'print(len(log))')" = 1 ]
 }
+
+@test "a round that ends at a work slice's bound is followed by the next round" {
+	serve <<-EOF
+	{"tool_calls": [{"id": "w1", "name": "write", "args": {"path": "a.txt", "content": "a"}}]}
+	{"text": "Slice report: wrote a.txt."}
+	$(claim_round 2 "a.txt written")
+	{"text": "done: written"}
+	EOF
+	XG_WORK_SLICE=maxToolCalls=1,maxSlices=1 xggoal set --model fake/m --conversation g1 "write a.txt"
+	assert_success
+	# Both rounds end at the bound; the claim is checked at the second's.
+	[ "$(recs run_end | jq -r .status | tr '\n' ' ')" = "slice_complete completed " ]
+	[ "$(recs message | jq -r 'select(.role == "user") | .kind' | tr '\n' ' ')" = \
+	  "goal-continuation slice-end goal-continuation slice-end " ]
+	[ "$(goals .status)" = "active active complete " ]
+}

@@ -147,7 +147,7 @@ static void settle(const struct xg_goal *g, const struct goal_round *rd, struct 
 	} else if (is(rstatus, "interrupted") && is(rstop, "stalled")) {
 		s->status = "paused";
 		s->reason = xg_strdup(rreason ? rreason : "the round stalled");
-	} else if (accepted && is(rstatus, "completed")) {
+	} else if (accepted && (is(rstatus, "completed") || is(rstatus, "slice_complete"))) {
 		s->status = "complete";
 	} else if (rd->blocked) {
 		s->status = "blocked";

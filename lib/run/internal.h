@@ -226,8 +226,8 @@ void xg_run_goal_release(struct run *r);
 int xg_run_goal_tool(const struct run *r, const char *name);
 /* Runs a goal tool (args consumed); its result. */
 jv xg_run_goal_call(struct run *r, const char *name, jv args);
-/* Once the reply has ended completed: checks a completion claim made in
- * it, writing the goal_check record. */
+/* Once the reply has ended (completed, or slice_complete): checks a
+ * completion claim made in it, writing the goal_check record. */
 void xg_run_goal_settle(struct run *r);
 
 /* ---- input.c: the upstream records ---- */

@@ -284,8 +284,9 @@ static int converse(struct run *r)
 		if (!end_or_repair(r, &t, &repaired))
 			break;
 	}
-	/* A goal's completion claim is checked once the reply has ended. */
-	if (r->status && !strcmp(r->status, "completed"))
+	/* A goal's completion claim is checked once the reply has ended, by
+	 * itself or at a work slice's bound. */
+	if (r->status && (!strcmp(r->status, "completed") || !strcmp(r->status, "slice_complete")))
 		xg_run_goal_settle(r);
 out:
 	xg_run_slice_end(r);
