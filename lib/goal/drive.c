@@ -211,12 +211,13 @@ static int commit(const char *conv, build_fn build, void *ctx, jv *done)
 {
 	struct xg_goal g;
 	int i, rc = -1;
+	jv e;
 
 	*done = jv_null();
 	for (i = 0; i < COMMIT_TRIES && rc == -1; i++) {
 		if ((rc = xg_goal_load(conv, &g)))
 			return rc;
-		jv e = build(&g, ctx);
+		e = build(&g, ctx);
 		rc = xg_goal_commit(conv, &g, jv_copy(e));
 		if (rc == 0)
 			*done = e;
