@@ -660,3 +660,34 @@ round_pid() {
 	  "goal-continuation slice-end goal-continuation slice-end " ]
 	[ "$(goals .status)" = "active active complete " ]
 }
+
+@test "get_goal shows the objective as data, the status and the budget used" {
+	serve <<-EOF
+	{"tool_calls": [{"id": "g1", "name": "get_goal", "args": {}}, {"id": "u1", "name": "update_goal", "args": {"status": "complete"}}, {"id": "u2", "name": "update_goal", "args": {"status": "finished"}}]}
+	$(claim_round 2 "done")
+	{"text": "done: ok"}
+	EOF
+	xggoal set --model fake/m --conversation g1 --rounds 7 --hours 2 "fix <b> & c"
+	assert_success
+	out=$(recs tool_result | jq -r 'select(.id == "g1") | .output')
+	[[ "$out" == *"<objective>"$'\n'"fix &lt;b&gt; &amp; c"$'\n'"</objective>"* ]]
+	[[ "$out" == *"status: active"$'\n'"round: 1 of at most 7"$'\n'"time used: 0.0 of 2 hours"* ]]
+	[ "$(recs tool_result | jq -r 'select(.id == "u1") | .output')" = \
+	  'update_goal: "complete" needs "evidence": each requirement of the objective and what shows it is met' ]
+	[ "$(recs tool_result | jq -r 'select(.id == "u2") | .output')" = \
+	  'update_goal: "status" must be "complete" or "blocked"' ]
+	# A refused update claims nothing: no check after round 1.
+	[ "$(recs goal_check | wc -l)" = 1 ]
+}
+
+@test "xg-run refuses a request whose hidden or goal field has the wrong kind" {
+	run_split xg-run --model fake/m <<<'{"type":"request","text":"x","hidden":"yes"}'
+	assert_failure 65
+	assert_regex "$stderr" "standard input:1: field 'hidden' of the request is a string, not a boolean"
+	run_split xg-run --model fake/m <<<'{"type":"request","text":"x","goal":3}'
+	assert_failure 65
+	assert_regex "$stderr" "field 'goal' of the request is a number, not an object"
+	run_split xg-run --model fake/m <<<'{"type":"request","text":"x","kind":[]}'
+	assert_failure 65
+	assert_regex "$stderr" "field 'kind' of the request is an array, not a string"
+}
