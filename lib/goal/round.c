@@ -248,8 +248,19 @@ static void read_records(struct goal_round *rd, int fd, struct xg_rec_writer *w)
 		}
 		xg_rec_release(&rec);
 	}
-	if (n < 0)
+	if (n < 0) {
+		char sink[4096];
+
+		/* The rest is dropped, but read, so xg-run never blocks on a
+		 * pipe nobody reads while the round waits for it to end. */
 		xg_warn("%s", rr.err);
+		for (;;) {
+			ssize_t k = read(fd, sink, sizeof(sink));
+
+			if (k == 0 || (k < 0 && errno != EINTR))
+				break;
+		}
+	}
 	xg_rec_reader_release(&rr);
 }
 
