@@ -691,3 +691,23 @@ round_pid() {
 	assert_failure 65
 	assert_regex "$stderr" "field 'kind' of the request is an array, not a string"
 }
+
+@test "the check's transcript clips each entry and keeps the newest when all would not fit" {
+	calls=$(for i in $(seq 1 50); do printf '{"id": "p%s", "name": "bash", "args": {"command": "echo start-%s; printf %%03000d 0"}},' "$i" "$i"; done)
+	serve <<-EOF
+	{"tool_calls": [${calls%,}]}
+	$(claim_round 2 "printed")
+	{"text": "done: printed"}
+	EOF
+	xggoal set --model fake/m --conversation g1 "print a lot"
+	assert_success
+	fake_log "$ROUNDS"'
+text = checks[0]["body"]["messages"][1]["content"]
+t = text.split("<transcript>\n", 1)[1]
+assert len(t.encode()) <= 60000 + 200, len(t)
+assert t.startswith("[earlier entries left out"), t[:100]
+assert "start-50" in t and "start-1\n" not in t
+assert "more bytes]" in t
+assert "[tool call update_goal]" in t
+'
+}
