@@ -711,3 +711,12 @@ assert "more bytes]" in t
 assert "[tool call update_goal]" in t
 '
 }
+
+@test "xg resume lists a conversation a goal started by its objective" {
+	xggoal set --no-run "write a.txt please"
+	assert_success
+	conv=$(printf '%s\n' "$output" | jq -r .conversation)
+	run xg resume
+	assert_success
+	assert_output --regexp "^$conv	[0-9-]+ [0-9:]+	goal: write a.txt please\$"
+}

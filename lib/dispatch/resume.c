@@ -142,7 +142,7 @@ char *xg_dispatch_newest_here(void)
 	return id;
 }
 
-/* The text of the conversation's first request, or NULL. */
+/* The text of the conversation's first request (or goal), or NULL. */
 static char *first_request(const char *path)
 {
 	struct xg_rec_reader rd;
@@ -160,6 +160,11 @@ static char *first_request(const char *path)
 		if (rec.type && !strcmp(rec.type, "message") && role && !strcmp(role, "user") &&
 		    t && !xg_json_string_peek(rec.v, "kind"))
 			text = xg_strdup(t);
+		/* A conversation a goal started: its rounds' messages are the
+		 * harness's, the objective the person's. */
+		else if (rec.type && !strcmp(rec.type, "goal") &&
+			 (t = xg_json_string_peek(rec.v, "objective")))
+			text = xg_asprintf("goal: %s", t);
 		xg_rec_release(&rec);
 	}
 	xg_rec_reader_release(&rd);
