@@ -157,7 +157,7 @@ static void settle_child(struct run_child *c, int st)
 			snprintf(why, sizeof(why), "it ended without a run_end, exit %d", c->exit);
 		set_str(&c->status, c->stopped_by ? "interrupted" : "failed");
 		set_str(&c->stop, c->stopped_by ? "user" : NULL);
-		set_str(&c->reason, why);
+		set_str(&c->reason, c->stopped_by ? c->why : why);
 	}
 	c->ended = 1;
 }

@@ -4,9 +4,10 @@
  * a run directory and records of its own, started by spawn_subagent and
  * waited on by wait_subagents.
  *
- * A child inherits the model and effort, the account, the variant, the
- * gate, the work-slice policy and the workspace; its key comes through a
- * pipe (XG_KEY_FD), never a variable its tools could read.  It starts in a
+ * A child inherits the model and effort (the parent's model record, on its
+ * standard input with its request), the account, the variant, the gate,
+ * the work-slice policy and the workspace; its key comes through a pipe
+ * (XG_KEY_FD), never a variable its tools could read.  It starts in a
  * process group of its own, with PR_SET_PDEATHSIG, so no child outlives
  * its parent even after a SIGKILL.
  *
@@ -85,10 +86,9 @@ static int name_ok(const char *s)
 }
 
 /* The argument list of a child (strings owned by the jv array). */
-static jv child_argv(const struct run *r, const struct run_child *c, const char *brief)
+static jv child_argv(const struct run *r, const struct run_child *c)
 {
 	jv a = jv_array();
-	const char *effort = xg_json_string_peek(r->model, "effort");
 	const char *variant = xg_json_string_peek(r->pack, "variant");
 	const char *version = xg_json_string_peek(r->pack, "version");
 
@@ -99,9 +99,6 @@ static jv child_argv(const struct run *r, const struct run_child *c, const char 
 	ADD("--parent", r->id);
 	ADD("--conversation", c->conv);
 	ADD("--profile", c->profile);
-	ADD("--model", xg_json_string_peek(r->model, "id"));
-	if (effort)
-		ADD("--effort", effort);
 	if (r->account)
 		ADD("--account", r->account);
 	if (variant && version) {
@@ -115,8 +112,35 @@ static jv child_argv(const struct run *r, const struct run_child *c, const char 
 	if (r->o->work_slice)
 		ADD("--work-slice", r->o->work_slice);
 #undef ADD
-	a = jv_array_append(a, jv_string("--"));
-	return jv_array_append(a, jv_string(brief));
+	/* The request and the model come as records on standard input. */
+	return jv_array_append(a, jv_string("-"));
+}
+
+/*
+ * What the child reads: its request (the brief) and the parent's model
+ * record, so it runs on the model the parent runs on without choosing one
+ * again (its key it has from the pipe).  A file in the parent's run
+ * directory, subagents/NAME.input.ndjson; its descriptor, or -1.
+ */
+static int child_input(const struct run *r, const struct run_child *c, const char *dir,
+		       const char *brief)
+{
+	struct xg_buf b = XG_BUF_INIT(0);
+	jv q = xg_rec_new("request");
+	char *path = xg_asprintf("%s/%s.input.ndjson", dir, c->name);
+	int fd = -1;
+
+	q = xg_json_set(q, "text", jv_string(brief));
+	q = xg_json_set(q, "mode", jv_string("normal"));
+	xg_json_dump(&b, q);
+	xg_buf_addch(&b, '\n');
+	xg_json_dump(&b, jv_copy(r->model));
+	xg_buf_addch(&b, '\n');
+	if (xg_write_atomic(path, b.buf, b.len, 0600) == 0)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	xg_buf_release(&b);
+	free(path);
+	return fd;
 }
 
 /* Our environment, with XG_KEY_FD=3 in place of any of its own. */
@@ -142,7 +166,7 @@ static char **child_env(void)
  */
 __attribute__((noreturn))
 static void exec_child(const char *path, char **argv, char **env, const char *dir,
-		       int null_fd, int err_fd, int key_fd, pid_t parent)
+		       int in_fd, int null_fd, int err_fd, int key_fd, pid_t parent)
 {
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	sigset_t none;
@@ -157,7 +181,7 @@ static void exec_child(const char *path, char **argv, char **env, const char *di
 			sigaction(sig, &dfl, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (chdir(dir) < 0 || dup2(null_fd, 0) < 0 || dup2(null_fd, 1) < 0 ||
+	if (chdir(dir) < 0 || dup2(in_fd, 0) < 0 || dup2(null_fd, 1) < 0 ||
 	    dup2(err_fd, 2) < 0)
 		_exit(126);
 	if (key_fd == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(key_fd, 3) < 0)
@@ -189,8 +213,8 @@ static int key_pipe(const struct run *r)
 static int start_child(struct run *r, struct run_child *c, const char *brief)
 {
 	char *path = xg_exec_find("run"), **argv, **env, *errpath, *dir;
-	jv a = child_argv(r, c, brief);
-	int n = jv_array_length(jv_copy(a)), i, null_fd, err_fd, key_fd, e;
+	jv a = child_argv(r, c);
+	int n = jv_array_length(jv_copy(a)), i, null_fd, err_fd, key_fd, in_fd, e;
 	pid_t pid, me = getpid();
 
 	if (!path) {
@@ -206,12 +230,15 @@ static int start_child(struct run *r, struct run_child *c, const char *brief)
 		argv[i] = xg_strdup(jv_string_value(jv_array_get(jv_copy(a), i)));
 	env = child_env();
 	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	in_fd = child_input(r, c, dir, brief);
 	err_fd = open(errpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	key_fd = key_pipe(r);
-	pid = null_fd < 0 || err_fd < 0 || key_fd < 0 ? -1 : fork();
+	pid = null_fd < 0 || err_fd < 0 || key_fd < 0 || in_fd < 0 ? -1 : fork();
 	if (pid == 0)
-		exec_child(path, argv, env, r->cwd, null_fd, err_fd, key_fd, me);
+		exec_child(path, argv, env, r->cwd, in_fd, null_fd, err_fd, key_fd, me);
 	e = errno;
+	if (in_fd >= 0)
+		close(in_fd);
 	if (null_fd >= 0)
 		close(null_fd);
 	if (err_fd >= 0)
@@ -290,7 +317,7 @@ static jv spawned_result(const struct run_child *c)
 	xg_buf_release(&b);
 	res = xg_tool_result(1, jv_string(text));
 	free(text);
-	res = xg_json_set(res, "name", jv_string(c->name));
+	res = xg_json_set(res, "subagent", jv_string(c->name));
 	res = xg_json_set(res, "run", jv_string(c->run));
 	res = xg_json_set(res, "conversation", jv_string(c->conv));
 	res = xg_json_set(res, "profile", jv_string(c->profile));
