@@ -235,6 +235,18 @@ assert {"spawn_subagent", "wait_subagents"} <= set(names(parent))'
 	[ "$(sub_recs ended | wc -l)" -eq 4 ]
 }
 
+@test "a plan-mode run may start explore subagents only" {
+	serve <<-'EOF'
+	{"tool_calls": [{"id": "p1", "name": "spawn_subagent", "args": {"brief": "change things", "profile": "worker"}}]}
+	{"text": "No plan is needed."}
+	EOF
+	lone_child
+	run_split "$BATS_TEST_TMPDIR/lone/xg-run-parent" --model fake/m --mode plan "go" </dev/null
+	assert_success
+	recs tool_result | jq -e 'select(.id == "p1") | (.ok | not) and (.output | test("plan-mode run changes nothing"))'
+	assert_equal "$(recs subagent)" ""
+}
+
 @test "SIGTERM to the parent ends every child first, each with its run_end" {
 	serve <<-'EOF'
 	{"when": "PARENT-MARK", "tool_calls": [{"id": "s1", "name": "spawn_subagent", "args": {"brief": "BRIEF-A: wait", "profile": "explore", "name": "a"}}, {"id": "s2", "name": "spawn_subagent", "args": {"brief": "BRIEF-B: nap", "profile": "worker", "name": "b"}}, {"id": "w1", "name": "wait_subagents", "args": {}}]}

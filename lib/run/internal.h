@@ -168,6 +168,7 @@ struct run_watch {
 	pthread_cond_t cond;		/* the thread's sleep, and the waits' */
 	pthread_t thread;
 	int running, stopping;
+	int ending;			/* the run is over: no rule but the children's */
 	struct run_stall_policy pol;
 	int64_t t0, last_event, last_beat;
 	struct run_watch_tool tools[XG_RUN_WATCH_TOOLS];

@@ -223,7 +223,7 @@ static void judge(struct run *r, int64_t now)
 	char why[200];
 	int i, oldest = 0;
 
-	if (r->signal)
+	if (r->signal || w->ending)
 		return;
 	if (!w->ntools) {
 		if (now - w->last_event >= w->pol.reply_ms) {
@@ -327,6 +327,9 @@ void xg_run_watch_stop(struct run *r)
 
 	if (!w->running)
 		return;
+	pthread_mutex_lock(&w->lock);
+	w->ending = 1;
+	pthread_mutex_unlock(&w->lock);
 	xg_run_children_end(r);
 	pthread_mutex_lock(&w->lock);
 	w->stopping = 1;

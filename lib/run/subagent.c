@@ -353,6 +353,9 @@ jv xg_run_subagent_spawn(struct run *r, jv args)
 	else if (!profile || !xg_run_profile_tools(profile, NULL))
 		res = fail("spawn_subagent: 'profile' must be explore or worker, not '%s'",
 			   profile ? profile : "(none)");
+	else if (!strcmp(r->mode, "plan") && strcmp(profile, "explore"))
+		res = fail("spawn_subagent: %s", "refused: a plan-mode run changes nothing, so its "
+			   "subagents are explore ones");
 	else if (name && !name_ok(name))
 		res = fail("spawn_subagent: 'name' must be 1 to 32 letters, digits, - or _, "
 			   "not '%s'", name);
