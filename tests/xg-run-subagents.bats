@@ -82,6 +82,8 @@ lone_child() {
 	assert_equal "$(sub_recs ended | jq -r .name | sort | tr '\n' ,)" "a,b,"
 	sub_recs ended | jq -e --arg p "$parent" 'select(.parent == $p and .status == "completed" and .stop == null and .exit == 0)' >/dev/null
 	[ "$(sub_recs ended | jq -s 'map(select(.status == "completed")) | length')" -eq 2 ]
+	# Both ended records come before the wait's result.
+	printf '%s\n' "$output" | jq -s -e '(map(.type == "tool_result" and .id == "w1") | index(true)) as $w | [to_entries[] | select(.value.type == "subagent" and .value.event == "ended") | .key] | length == 2 and all(. < $w)'
 	# Each child is a run of its own, naming its parent.
 	for child in $(sub_recs spawned | jq -r .run); do
 		jq -e --arg p "$parent" '.parent == $p and .status == "completed"' "$RUNS/$child/run.json"

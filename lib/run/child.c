@@ -192,10 +192,9 @@ static jv ended_record(const struct run *r, const struct run_child *c, int64_t n
 	return xg_json_set(v, "ms", jv_number((double)(now - c->t0)));
 }
 
-jv xg_run_children_tick(struct run *r, int64_t now)
+void xg_run_children_tick(struct run *r, int64_t now)
 {
 	struct run_watch *w = &r->watch;
-	jv out = jv_array();
 	int i;
 
 	for (i = 0; i < w->nchildren; i++) {
@@ -209,12 +208,15 @@ jv xg_run_children_tick(struct run *r, int64_t now)
 			reap(c, now);
 		}
 		if (c->ended) {
-			out = jv_array_append(out, ended_record(r, c, now));
+			/* Written before a wait can see it reported, so the ended
+			 * record comes before the wait's result.  The output's lock
+			 * is only ever taken after this one. */
+			xg_run_out_write(&r->out, ended_record(r, c, now));
+			w->last_event = now;
 			c->reported = 1;
 			pthread_cond_broadcast(&w->cond);
 		}
 	}
-	return out;
 }
 
 int xg_run_children_answer(const struct run *r, int64_t now)

@@ -303,10 +303,9 @@ jv xg_run_subagent_wait(struct run *r, jv args);
 /*
  * One look at every child (under the watch's lock): what it wrote since,
  * its clock (stopped when it stalled: SIGTERM, SIGKILL after the grace),
- * whether it has ended.  Returns the subagent ended records to write, an
- * array, once the lock is let go.
+ * whether it has ended, and then its subagent ended record.
  */
-jv xg_run_children_tick(struct run *r, int64_t now);
+void xg_run_children_tick(struct run *r, int64_t now);
 /* Whether the parent's own rule is paused (under the lock): some child is
  * running and each answers to its watch. */
 int xg_run_children_answer(const struct run *r, int64_t now);

@@ -246,27 +246,18 @@ static void judge(struct run *r, int64_t now)
 	}
 }
 
-static void write_all(struct run *r, jv recs)
-{
-	jv_array_foreach(recs, i, rec) {
-		(void)i;
-		xg_run_emit(r, rec);
-	}
-	jv_free(recs);
-}
-
 static void *watch_main(void *arg)
 {
 	struct run *r = arg;
 	struct run_watch *w = &r->watch;
 	struct timespec ts;
 	int64_t now;
-	jv beat, ended;
+	jv beat;
 
 	pthread_mutex_lock(&w->lock);
 	while (!w->stopping) {
 		now = xg_clock_ms();
-		ended = xg_run_children_tick(r, now);
+		xg_run_children_tick(r, now);
 		judge(r, now);
 		beat = jv_invalid();
 		/* Heartbeats follow run_start, never come before it. */
@@ -275,7 +266,6 @@ static void *watch_main(void *arg)
 			w->last_beat = now;
 		}
 		pthread_mutex_unlock(&w->lock);
-		write_all(r, ended);
 		if (jv_is_valid(beat))
 			xg_run_out_write(&r->out, beat);
 		pthread_mutex_lock(&w->lock);
@@ -339,7 +329,7 @@ void xg_run_watch_stop(struct run *r)
 	w->running = 0;
 	/* What the last look found, and what ended since. */
 	pthread_mutex_lock(&w->lock);
-	write_all(r, xg_run_children_tick(r, xg_clock_ms()));
+	xg_run_children_tick(r, xg_clock_ms());
 	pthread_mutex_unlock(&w->lock);
 	pthread_cond_destroy(&w->cond);
 	pthread_mutex_destroy(&w->lock);

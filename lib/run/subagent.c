@@ -226,8 +226,12 @@ static int start_child(struct run *r, struct run_child *c, const char *brief)
 	xg_mkdir_p(dir, 0700);
 	errpath = xg_asprintf("%s/%s.stderr", dir, c->name);
 	argv = xg_calloc((size_t)n + 1, sizeof(*argv));
-	for (i = 0; i < n; i++)
-		argv[i] = xg_strdup(jv_string_value(jv_array_get(jv_copy(a), i)));
+	for (i = 0; i < n; i++) {
+		jv s = jv_array_get(jv_copy(a), i);
+
+		argv[i] = xg_strdup(jv_string_value(s));
+		jv_free(s);
+	}
 	env = child_env();
 	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	in_fd = child_input(r, c, dir, brief);
@@ -428,6 +432,7 @@ static jv wait_set(const struct run_watch *w, jv names, int *set, int *n)
 						      s ? s : "something other than a string",
 						      s ? "'" : "");
 				jv_free(v);
+				jv_free(names);
 				return res;
 			}
 			jv_free(v);
@@ -437,11 +442,17 @@ static jv wait_set(const struct run_watch *w, jv names, int *set, int *n)
 			if (i == *n)
 				set[(*n)++] = (int)(c - w->child);
 		}
+		jv_free(names);
 		return jv_null();
 	}
-	if (jv_is_valid(names) && jv_get_kind(names) != JV_KIND_NULL)
-		return xg_tool_fail("wait_subagents: 'names' must be an array of names, not %s",
-				    xg_json_kind_peek(names));
+	if (jv_is_valid(names) && jv_get_kind(names) != JV_KIND_NULL) {
+		jv res = xg_tool_fail("wait_subagents: 'names' must be an array of names, not %s",
+				      xg_json_kind_peek(names));
+
+		jv_free(names);
+		return res;
+	}
+	jv_free(names);
 	for (i = 0; i < w->nchildren; i++)
 		if (!w->child[i].delivered)
 			set[(*n)++] = i;
@@ -489,7 +500,7 @@ jv xg_run_subagent_wait(struct run *r, jv args)
 	struct run_watch *w = &r->watch;
 	int set[XG_RUN_MAX_CHILDREN], n, i, done;
 	double timeout = WAIT_DEFAULT_S;
-	jv res, bad, kids = jv_array();
+	jv res, bad, kids;
 	struct xg_buf b = XG_BUF_INIT(0);
 	int64_t deadline;
 	struct timespec ts;
@@ -522,6 +533,7 @@ jv xg_run_subagent_wait(struct run *r, jv args)
 		ts.tv_nsec %= 1000000000L;
 		pthread_cond_timedwait(&w->cond, &w->lock, &ts);
 	}
+	kids = jv_array();
 	if (!n)
 		xg_buf_addstr(&b, "No subagent to wait for: every one was collected already.\n");
 	for (i = 0; i < n; i++) {
