@@ -232,9 +232,43 @@ assert {"spawn_subagent", "wait_subagents"} <= set(names(parent))'
 	out c2 | grep -q "^false refused: a subagent of that name exists already"
 	[ "$(recs tool_result | jq -r 'select(.id | test("^c[3-5]$")) | .ok' | sort -u)" = true ]
 	out c6 | grep -q "^false refused: 4 subagents are running"
-	recs tool_result | jq -e 'select(.id == "c7") | .ok and (.subagents | map(.status) | unique == ["running"])'
+	recs tool_result | jq -s -e 'map(select(.id == "c7"))[0] | .ok and (.subagents | map(.status) | unique == ["running"])'
 	[ "$(sub_recs spawned | wc -l)" -eq 4 ]
 	[ "$(sub_recs ended | wc -l)" -eq 4 ]
+}
+
+@test "--profile explore offers read only, and refuses a call of any other tool" {
+	serve <<-'EOF'
+	{"tool_calls": [{"id": "b1", "name": "bash", "args": {"command": "touch made-it"}}, {"id": "r1", "name": "read", "args": {"path": "note.txt"}}]}
+	{"text": "looked"}
+	EOF
+	echo "a note" >note.txt
+	xgrun --profile explore "look"
+	assert_success
+	[ ! -e made-it ]
+	recs tool_result | jq -s -e 'map(select(.id == "b1"))[0] | (.ok | not) and .refused and (.output | test("profile does not offer"))'
+	recs tool_result | jq -s -e 'map(select(.id == "r1"))[0] | .ok and (.output | test("a note"))'
+	assert_equal "$(fake_log 'print(sorted(t["function"]["name"] for t in log[0]["body"]["tools"]))')" "['read']"
+	fake_log 'assert "explore profile" in log[0]["body"]["messages"][0]["content"]'
+	# Not a subagent: no subagent template, and no such profile as root.
+	fake_log 'assert "Working as a subagent" not in log[0]["body"]["messages"][0]["content"]'
+	run_split xg-run --profile root "x" </dev/null
+	assert_failure 2
+	[[ "$stderr" == *"--profile is explore or worker, not 'root'"* ]]
+}
+
+@test "a subagent keeps its parent's gate" {
+	serve <<-'EOF'
+	{"when": "PARENT-MARK", "tool_calls": [{"id": "s1", "name": "spawn_subagent", "args": {"brief": "BRIEF-A: make a file", "profile": "worker"}}, {"id": "w1", "name": "wait_subagents", "args": {}}]}
+	{"when": "BRIEF-A", "unless": "PARENT-MARK", "tool_calls": [{"id": "b1", "name": "bash", "args": {"command": "touch made-it"}}]}
+	{"when": "BRIEF-A", "unless": "PARENT-MARK", "text": "A-GATED"}
+	{"when": "PARENT-MARK", "text": "ok"}
+	EOF
+	xgrun --gate 'if .name == "bash" then "no commands here" else true end' "PARENT-MARK: gated"
+	assert_success
+	[ ! -e made-it ]
+	child=$(sub_recs spawned | jq -r .run)
+	jq -e -s 'map(select(.type == "tool_result" and .id == "b1"))[0] | (.ok | not) and (.output | test("no commands here"))' "$RUNS/$child/events.ndjson"
 }
 
 @test "a plan-mode run may start explore subagents only" {
@@ -245,7 +279,7 @@ assert {"spawn_subagent", "wait_subagents"} <= set(names(parent))'
 	lone_child
 	run_split "$BATS_TEST_TMPDIR/lone/xg-run-parent" --model fake/m --mode plan "go" </dev/null
 	assert_success
-	recs tool_result | jq -e 'select(.id == "p1") | (.ok | not) and (.output | test("plan-mode run changes nothing"))'
+	recs tool_result | jq -s -e 'map(select(.id == "p1"))[0] | (.ok | not) and (.output | test("plan-mode run changes nothing"))'
 	assert_equal "$(recs subagent)" ""
 }
 

@@ -73,7 +73,7 @@ static jv call_result(struct run *r, int bad_args, const char *id, const char *n
 		return refusal("refused: the work slice has ended; report, and call no tool");
 	}
 	if (!xg_run_profile_allows(r->o->profile, name) ||
-	    (xg_run_subagent_tool(name) && r->o->parent)) {
+	    (xg_run_subagent_tool(name) && (r->o->parent || r->o->profile))) {
 		jv_free(args);
 		return refusal("refused: this run's profile does not offer that tool; nothing was run");
 	}

@@ -467,8 +467,9 @@ int xg_run_prepare(struct run *r, FILE *fp)
 	if (rc || compile_pack(r) || join_gate(r))
 		return r->rc;
 	r->tools = xg_run_profile_schemas(r->o->profile);
-	/* A subagent starts none of its own: the tree is one level deep. */
-	if (!r->o->parent)
+	/* A subagent starts none of its own: the tree is one level deep; and
+	 * a profile's tools are all a run of it gets. */
+	if (!r->o->parent && !r->o->profile)
 		r->tools = jv_array_concat(r->tools, xg_run_subagent_schemas());
 	r->stable = stable_bytes_peek(r->pack);
 	child_prompt(r);
