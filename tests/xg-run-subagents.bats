@@ -110,8 +110,16 @@ assert names(a) == ["read"], names(a)
 sys_a = a["messages"][0]["content"]
 assert "explore profile" in sys_a and "first line of your reply" in sys_a, sys_a[-600:]
 assert "Working as a subagent" in sys_a
-parent = [r["body"] for r in log if "PARENT-MARK" in json.dumps(r["body"])][0]
-assert {"spawn_subagent", "wait_subagents"} <= set(names(parent))'
+parents = [r["body"] for r in log if "PARENT-MARK" in json.dumps(r["body"])]
+assert {"spawn_subagent", "wait_subagents"} <= set(names(parents[0]))
+# The parent'"'"'s second request is its first plus new items, byte for byte.
+A, B = parents
+assert len(parents) == 2 and set(A) == set(B)
+for k in A:
+    if k != "messages":
+        assert json.dumps(A[k]) == json.dumps(B[k]), k
+assert [json.dumps(m) for m in B["messages"][:len(A["messages"])]] == [json.dumps(m) for m in A["messages"]]
+assert len(B["messages"]) > len(A["messages"])'
 }
 
 @test "a child that stalls is stopped alone; its sibling finishes and the parent goes on with both" {
