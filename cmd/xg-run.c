@@ -12,14 +12,15 @@
 static const char *const usage[] = {
 	"xg-run [-v] [--stream] [--conversation id] [--model model] [--effort effort] "
 	"[--account name] [--variant ref] [--mode mode] [--ask command] [--gate filter] "
-	"[--work-slice policy] [request]",
+	"[--work-slice policy] [--profile name] [--parent run] [--run-id id] [request]",
 	"xg-run --compact --conversation id [-v] [--model model] [--effort effort] "
 	"[--account name] [--variant ref]",
 	NULL
 };
 
 enum { OPT_STREAM = 1, OPT_CONV, OPT_MODEL, OPT_EFFORT, OPT_ACCOUNT, OPT_VARIANT,
-       OPT_MODE, OPT_ASK, OPT_GATE, OPT_SLICE, OPT_COMPACT };
+       OPT_MODE, OPT_ASK, OPT_GATE, OPT_SLICE, OPT_COMPACT, OPT_PROFILE, OPT_PARENT,
+       OPT_RUN_ID };
 
 static const struct xg_option options[] = {
 	{ 'v', 'v', "verbose", NULL, "say on stderr which upstream records were computed" },
@@ -34,6 +35,9 @@ static const struct xg_option options[] = {
 	{ OPT_GATE, 0, "gate", "filter", "a jq filter that allows or refuses each tool call" },
 	{ OPT_SLICE, 0, "work-slice", "policy", "off, or maxToolCalls=N,maxMinutes=M,maxSlices=K" },
 	{ OPT_COMPACT, 0, "compact", NULL, "compact the conversation now; no request" },
+	{ OPT_PROFILE, 0, "profile", "name", "offer only the tools of a profile: explore, worker" },
+	{ OPT_PARENT, 0, "parent", "run", "run as a subagent of this run" },
+	{ OPT_RUN_ID, 0, "run-id", "id", "the run's id, instead of a new one" },
 	{ 0 }
 };
 
@@ -68,12 +72,20 @@ int main(int argc, char **argv)
 		case OPT_GATE: ro.gate = arg; break;
 		case OPT_SLICE: ro.work_slice = arg; break;
 		case OPT_COMPACT: ro.compact = 1; break;
+		case OPT_PROFILE: ro.profile = arg; break;
+		case OPT_PARENT: ro.parent = arg; break;
+		case OPT_RUN_ID: ro.run_id = arg; break;
 		}
 	}
 	if (o.nargs > 1)
 		xg_usage_error(&cmd, "give the request as one operand (quote it)");
 	if (ro.conversation && !xg_conv_id_valid(ro.conversation))
 		xg_usage_error(&cmd, "'%s' " XG_CONV_ID_BAD, ro.conversation);
+	if (ro.profile && strcmp(ro.profile, "explore") && strcmp(ro.profile, "worker"))
+		xg_usage_error(&cmd, "--profile is explore or worker, not '%s'", ro.profile);
+	if ((ro.parent && !xg_conv_id_valid(ro.parent)) || (ro.run_id && !xg_conv_id_valid(ro.run_id)))
+		xg_usage_error(&cmd, "'%s' " XG_CONV_ID_BAD, ro.run_id && !xg_conv_id_valid(ro.run_id) ?
+			       ro.run_id : ro.parent);
 	if (ro.mode && !xg_conv_mode_valid(ro.mode))
 		xg_usage_error(&cmd, "'%s' " XG_CONV_MODE_BAD, ro.mode);
 	if (ro.compact && (o.nargs || !ro.conversation))

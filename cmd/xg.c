@@ -9,7 +9,7 @@
 #include "dispatch/dispatch.h"
 #include "exec.h"
 
-#define RUN_OPTIONS "[--json] [--dry-run] [--model id] [--effort effort] [--account name]" \
+#define RUN_OPTIONS "[--json] [--quiet] [--dry-run] [--model id] [--effort effort] [--account name]" \
 	" [--variant ref]"
 #define RUN_LAST "[--gate filter] [--ask command] [-o file]"
 
@@ -37,6 +37,7 @@ static const struct xg_option options[] = {
 	{ XG_DISPATCH_OPT_GATE, 0, "gate", "filter", "xg-run's --gate: a jq filter on tool calls" },
 	{ XG_DISPATCH_OPT_JSON, 0, "json", NULL, "write the records, even to a terminal" },
 	{ XG_DISPATCH_OPT_MODEL, 0, "model", "id", "the model, PROVIDER/MODEL" },
+	{ XG_DISPATCH_OPT_QUIET, 'q', "quiet", NULL, "no phase row on a terminal" },
 	{ XG_DISPATCH_OPT_REPLY, 'o', "reply", "file", "write the final reply alone to file" },
 	{ XG_DISPATCH_OPT_VARIANT, 0, "variant", "ref", "the prompt variant, NAME or NAME@VERSION" },
 	{ 0 }

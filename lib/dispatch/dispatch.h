@@ -43,7 +43,7 @@ enum {
 	XG_DISPATCH_OPT_ACCOUNT = 1, XG_DISPATCH_OPT_ASK, XG_DISPATCH_OPT_CONVERSATION,
 	XG_DISPATCH_OPT_DRY_RUN, XG_DISPATCH_OPT_EFFORT, XG_DISPATCH_OPT_GATE,
 	XG_DISPATCH_OPT_JSON, XG_DISPATCH_OPT_MODEL, XG_DISPATCH_OPT_REPLY,
-	XG_DISPATCH_OPT_VARIANT
+	XG_DISPATCH_OPT_VARIANT, XG_DISPATCH_OPT_QUIET
 };
 
 /* The verbs: run, plan and resume (one function, by v->name), help,
@@ -82,6 +82,7 @@ struct xg_dispatch_run {
 	const char *reply;		/* --reply: the file for the reply; NULL: none */
 	const char *notice;		/* a notice record's text to send first; NULL: none */
 	int json;			/* records even on a terminal */
+	int quiet;			/* no phase row */
 	int dry_run;			/* print the pipeline, run nothing */
 };
 
@@ -202,5 +203,24 @@ void xg_render_finish(struct xg_render *r, struct xg_buf *out);
  * 0, or -1 on a write error to fp.
  */
 int xg_render_stream(int fd, const char *name, FILE *fp, int color, char **reply);
+/* The same, with the phase row (row.c) on row when it is not NULL. */
+int xg_render_stream_live(int fd, const char *name, FILE *fp, int color, FILE *row,
+			  char **reply);
+
+/*
+ * The phase row (xg(1)): one line on a terminal, replaced in place, naming
+ * what the run is inside while nothing else is shown.  A thread redraws
+ * it; the renderer brackets each record's output with begin (writing: it
+ * will write, so the row is cleared first) and end (the record, which it
+ * only looks at, moves the row; at_bol: the output ends a line, so the
+ * row may be drawn).
+ */
+struct xg_render_row;
+struct xg_render_row *xg_render_row_new(FILE *fp, int color);
+void xg_render_row_free(struct xg_render_row *w);
+void xg_render_row_begin(struct xg_render_row *w, int writing);
+void xg_render_row_end(struct xg_render_row *w, jv rec, int at_bol);
+/* The row's text at now (xg_clock_ms), for the tests. */
+void xg_render_row_text(struct xg_render_row *w, int64_t now, struct xg_buf *b);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * The renderer (dispatch.h): a run's records as a person reads them on a
  * terminal, one function per record type, the status line from run_end,
- * and the loop that reads records from a descriptor and writes the text.
+ * and the loop that reads records from a descriptor and writes the text,
+ * with the phase row (row.c) below it when there is one.
  */
 #include "xg.h"
 #include "conversation.h"
@@ -495,6 +496,13 @@ static int flush_out(struct xg_buf *b, FILE *fp)
 
 int xg_render_stream(int fd, const char *name, FILE *fp, int color, char **reply)
 {
+	return xg_render_stream_live(fd, name, fp, color, NULL, reply);
+}
+
+int xg_render_stream_live(int fd, const char *name, FILE *fp, int color, FILE *rowfp,
+			  char **reply)
+{
+	struct xg_render_row *row = rowfp ? xg_render_row_new(rowfp, color) : NULL;
 	struct xg_rec_reader rd;
 	struct xg_render r;
 	struct xg_buf out = XG_BUF_INIT(0);
@@ -506,10 +514,15 @@ int xg_render_stream(int fd, const char *name, FILE *fp, int color, char **reply
 	xg_render_init(&r, color);
 	while ((n = xg_rec_next(&rd, &rec)) > 0) {
 		xg_render_record_peek(&r, rec.v, &out);
-		xg_rec_release(&rec);
+		if (row)
+			xg_render_row_begin(row, out.len > 0);
 		if (flush_out(&out, fp) < 0)
 			rc = -1;
+		if (row)
+			xg_render_row_end(row, rec.v, r.at_bol && !r.ended);
+		xg_rec_release(&rec);
 	}
+	xg_render_row_free(row);
 	if (n < 0) {
 		xg_warn("%s", rd.err);
 		for (;;) {

@@ -271,8 +271,11 @@ int xg_dispatch_run(const struct xg_dispatch_run *o)
 		rc = XG_EX_SOFTWARE;
 		goto out;
 	}
+	/* The phase row: on a terminal's stderr, not in plain mode, not when
+	 * asked to be quiet. */
 	if (render)
-		xg_render_stream(p.out_fd, "xg-run's output", stdout, use_color(), &reply);
+		xg_render_stream_live(p.out_fd, "xg-run's output", stdout, use_color(),
+				      !o->quiet && use_color() && isatty(2) ? stderr : NULL, &reply);
 	else if (capture)
 		tee_records(p.out_fd, &reply);
 	if (capture) {

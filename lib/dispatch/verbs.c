@@ -290,6 +290,7 @@ int xg_dispatch_run_verb(const struct xg_dispatch_cli *cli, const struct xg_disp
 		case XG_DISPATCH_OPT_EFFORT: r.effort = arg; break;
 		case XG_DISPATCH_OPT_GATE: r.gate = arg; break;
 		case XG_DISPATCH_OPT_JSON: r.json = 1; break;
+		case XG_DISPATCH_OPT_QUIET: r.quiet = 1; break;
 		case XG_DISPATCH_OPT_MODEL: r.model = arg; break;
 		case XG_DISPATCH_OPT_REPLY: r.reply = arg; break;
 		case XG_DISPATCH_OPT_VARIANT: r.variant = arg; break;

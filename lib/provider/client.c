@@ -270,6 +270,7 @@ static enum attempt attempts(struct xg_provider *p, const struct xg_buf *body,
 
 	p->http.idle_ms = p->policy.idle_ms;
 	p->http.connect_ms = p->policy.connect_ms;
+	p->first_fail_ms = 0;
 	for (attempt = 0;; attempt++) {
 		if (p->aborted) {
 			xg_provider_error_set(e, "timeout", "the request was aborted");

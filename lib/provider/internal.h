@@ -222,11 +222,14 @@ const struct xg_wire *xg_wire_find(const char *kind);
  * After a failed attempt (attempt 0 is the first try) whose error is e:
  * when e is worth a retry and the policy has one left, reports the wait to
  * cb and waits it out (less once p is aborted).  Returns whether to try
- * again: false when e is not transient, no retry is left, or p was aborted.
- * delivered is how many events the failed attempt had delivered.
+ * again: false when e is not transient, no retry is left, the retry budget
+ * is spent, or p was aborted.  A retry-after hint past what is left of the
+ * budget makes e's exit code 75 and its message say so.  Before a retry it
+ * sets p->http.idle_ms to no more than what the budget leaves.  delivered
+ * is how many events the failed attempt had delivered.
  */
 bool xg_provider_retry_wait(struct xg_provider *p, int attempt,
-			    const struct xg_provider_error *e, size_t delivered,
+			    struct xg_provider_error *e, size_t delivered,
 			    const struct xg_provider_callbacks *cb);
 
 #endif

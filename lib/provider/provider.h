@@ -239,8 +239,12 @@ int xg_sse_finish(struct xg_sse *p);
  * arguments are not a JSON object gets "args":{} and "bad_args":RAW.
  */
 
-/* The retry policy; XG_RETRY="attempts=N,base=MS,cap=MS,idle=MS,connect=MS"
- * (or "off") changes it.  See man 7 xg.  A connection refused by a near
+/* The retry policy; XG_RETRY="attempts=N,base=MS,cap=MS,idle=MS,connect=MS,
+ * budget=MS" (or "off") changes it; a duration may end in ms, s or m.  See
+ * man 7 xg.  The budget bounds the retries of one request together: from
+ * its first failure, the waits and the attempts that follow (their idle
+ * timeouts included) take no longer than budget_ms, and a server's
+ * retry-after past what is left of it ends the request at once (exit 75).  A connection refused by a near
  * address (xg_http_address_is_local) is the exception: a server that is
  * not running there will not start by itself, so it gets at most
  * XG_PROVIDER_NEAR_RETRIES retries (never more than attempts), waiting
@@ -254,6 +258,7 @@ struct xg_provider_policy {
 	long cap_ms;		/* no wait is longer: 60000 */
 	long idle_ms;		/* a stream silent this long fails: 300000 */
 	long connect_ms;	/* connect timeout: 30000 */
+	long budget_ms;		/* all the retries of a request: 240000 */
 };
 
 void xg_provider_policy_default(struct xg_provider_policy *pol);
@@ -344,6 +349,9 @@ struct xg_provider {
 	 * so they wake whenever the signal comes; -1 when none could be made
 	 * (then a signal just before a wait starts does not shorten it). */
 	int wake[2];
+	/* When the request's first attempt failed (xg_clock_ms), 0 before:
+	 * where the retry budget counts from. */
+	int64_t first_fail_ms;
 	/* Figures from the last attempt, for tests and benchmarks. */
 	int64_t last_encode_us;
 	struct xg_http_response last;

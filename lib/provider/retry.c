@@ -14,21 +14,30 @@ void xg_provider_policy_default(struct xg_provider_policy *pol)
 	pol->cap_ms = 60000;
 	pol->idle_ms = 300000;
 	pol->connect_ms = 30000;
+	pol->budget_ms = 240000;
 }
 
-static int parse_ms(const char *s, size_t n, long *out)
+/* A number, or a duration when unit is set: milliseconds, or with ms, s
+ * or m after the digits. */
+static int parse_ms(const char *s, size_t n, int unit, long *out)
 {
-	long v = 0;
+	long v = 0, mul = 1;
 	size_t i;
 
-	if (!n || n > 9)
+	if (unit && n > 2 && !memcmp(s + n - 2, "ms", 2))
+		n -= 2;
+	else if (unit && n > 1 && s[n - 1] == 's')
+		mul = 1000, n--;
+	else if (unit && n > 1 && s[n - 1] == 'm')
+		mul = 60000, n--;
+	if (!n || n > 9 || (mul > 1 && n > 6))
 		return -1;
 	for (i = 0; i < n; i++) {
 		if (!isdigit((unsigned char)s[i]))
 			return -1;
 		v = v * 10 + (s[i] - '0');
 	}
-	*out = v;
+	*out = v * mul;
 	return 0;
 }
 
@@ -50,7 +59,8 @@ int xg_provider_policy_parse(struct xg_provider_policy *pol, const char *spec,
 		eq = memchr(p, '=', (size_t)(end - p));
 		if (end == p) {
 			/* an empty item, as in "a=1,,b=2" */
-		} else if (!eq || parse_ms(eq + 1, (size_t)(end - eq - 1), &v) < 0) {
+		} else if (!eq || parse_ms(eq + 1, (size_t)(end - eq - 1),
+					   (size_t)(eq - p) != 8 || memcmp(p, "attempts", 8), &v) < 0) {
 			if (!rc)
 				snprintf(err, errlen, "XG_RETRY: '%.*s' is not name=number",
 					 (int)(end - p), p);
@@ -65,6 +75,8 @@ int xg_provider_policy_parse(struct xg_provider_policy *pol, const char *spec,
 			pol->idle_ms = v;
 		} else if ((size_t)(eq - p) == 7 && !memcmp(p, "connect", 7) && v > 0) {
 			pol->connect_ms = v;
+		} else if ((size_t)(eq - p) == 6 && !memcmp(p, "budget", 6) && v > 0) {
+			pol->budget_ms = v;
 		} else {
 			if (!rc)
 				snprintf(err, errlen, "XG_RETRY: unknown or out-of-range '%.*s'",
@@ -150,12 +162,41 @@ static long near_delay(const struct xg_provider_policy *pol, int attempt)
 	return d < pol->cap_ms ? d : pol->cap_ms;
 }
 
+/*
+ * The budget: what is left of it once the wait is over, or -1 when the
+ * wait itself does not fit (then no retry).  A wait the server asked for
+ * that does not fit ends the request as a rate or usage limit does (75),
+ * rather than retrying before the server said to.
+ */
+static long budget_left(struct xg_provider *p, struct xg_provider_error *e, long delay_ms)
+{
+	int64_t now = xg_clock_ms();
+	long left;
+
+	if (!p->first_fail_ms)
+		p->first_fail_ms = now;
+	left = p->policy.budget_ms - (long)(now - p->first_fail_ms);
+	if (delay_ms < left && e->retry_after_ms < left)
+		return left - delay_ms;
+	if (e->retry_after_ms >= 0 && e->retry_after_ms >= left && !e->refused_near) {
+		size_t n = strlen(e->message);
+
+		snprintf(e->message + n, sizeof(e->message) - n,
+			 "%sthe provider asks to wait %ld s, past the retry budget's %ld s",
+			 n ? "; " : "", (long)((e->retry_after_ms + 999) / 1000),
+			 p->policy.budget_ms / 1000);
+		e->exit_code = XG_EX_TEMPFAIL;
+	}
+	return -1;
+}
+
 bool xg_provider_retry_wait(struct xg_provider *p, int attempt,
-			    const struct xg_provider_error *e, size_t delivered,
+			    struct xg_provider_error *e, size_t delivered,
 			    const struct xg_provider_callbacks *cb)
 {
 	struct xg_provider_retry rr;
 	int most = p->policy.attempts;
+	long left;
 
 	if (e->refused_near && most > XG_PROVIDER_NEAR_RETRIES)
 		most = XG_PROVIDER_NEAR_RETRIES;
@@ -167,11 +208,15 @@ bool xg_provider_retry_wait(struct xg_provider *p, int attempt,
 	rr.of = most;
 	rr.delay_ms = e->refused_near ? near_delay(&p->policy, attempt + 1) :
 		xg_provider_retry_delay(&p->policy, attempt + 1, e->retry_after_ms, &p->rng);
+	if ((left = budget_left(p, e, rr.delay_ms)) < 0)
+		return false;
 	rr.reason = e->class;
 	rr.message = e->message;
 	rr.partial = delivered > 0;
 	if (cb->on_retry)
 		cb->on_retry(cb->ctx, &rr);
 	wait_ms(p, rr.delay_ms);
+	/* The next attempt, silent, ends with the budget. */
+	p->http.idle_ms = left < p->policy.idle_ms ? left : p->policy.idle_ms;
 	return !p->aborted;
 }

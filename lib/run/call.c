@@ -58,6 +58,7 @@ static int on_event(void *ctx, jv ev)
 	const char *s;
 
 	xg_run_begin(t->r);
+	xg_run_watch_event(t->r);
 	if (t->r->rc >= 0) {	/* the rest of the input was bad */
 		jv_free(ev);
 		return 1;
@@ -106,6 +107,7 @@ static void on_retry(void *ctx, const struct xg_provider_retry *rr)
 	if (t->r->rc >= 0)
 		xg_provider_abort(t->r->prov);
 	xg_run_emit(t->r, xg_run_retry_record(rr, NULL));
+	xg_run_watch_retry(t->r, rr->attempt, rr->of, rr->delay_ms);
 	/* What the failed attempt delivered is dropped: the next starts over. */
 	if (rr->partial)
 		turn_reset(t);
@@ -219,13 +221,16 @@ static int stream(struct run *r, struct turn *t, struct xg_provider_error *perr)
 	int rc;
 
 	r->requests++;
+	xg_run_watch_request(r, 1);
 	r->in_flight = r->prov;
+	__sync_synchronize();
 	/* A signal that came before the provider was in reach still aborts
 	 * it: the abort is for good, so no retry wait can outlast it. */
 	if (r->signal)
 		xg_provider_abort(r->prov);
 	rc = xg_provider_stream(r->prov, xg_run_request(r, jv_copy(r->messages)), &cb, perr);
 	r->in_flight = NULL;
+	xg_run_watch_request(r, 0);
 	xg_run_begin(r);
 	return rc;
 }

@@ -155,6 +155,7 @@ static int on_event(void *ctx, jv ev)
 	const char *type = xg_json_string_peek(ev, "type"), *t;
 
 	xg_run_begin(s->r);
+	xg_run_watch_event(s->r);
 	if (s->r->rc >= 0) {
 		jv_free(ev);
 		return 1;

@@ -22,6 +22,13 @@
  *   goal.c      a goal's tools and the check of a completion claim
  *   out.c       where every record goes
  *   thread.c    the run's threads, which take no signal
+ *   stall.c     the stall watch: a thread that keeps the run's clock and
+ *               its children's, stops what stalled and writes heartbeats
+ *   heartbeat.c the heartbeat record, made from the watch's state
+ *   subagent.c  spawn_subagent and wait_subagents: child runs, each an
+ *               xg-run process
+ *   child.c     the children followed: their records, clocks and ends
+ *   profile.c   the subagent profiles: the tools a child is given
  *
  * signal.c stands beside them, called only from loop.c: its handler stops
  * what is running (the tools, the provider call, the input).
@@ -53,6 +60,9 @@
  */
 
 struct xg_run_out {
+	/* Held while a record is written: the stall watch's thread writes
+	 * heartbeats while the loop writes the rest. */
+	pthread_mutex_t lock;
 	struct xg_rec_writer out;	/* standard output */
 	struct xg_rec_writer ev;	/* events.ndjson; fp NULL until opened */
 	char *dir;			/* $state/runs/ID */
@@ -105,6 +115,75 @@ struct run_compact {
 	jv todo;		/* the todo list the last checkpoint showed */
 };
 
+/* ---- the stall watch (stall.c) and the children (subagent.c) ---- */
+
+/* The windows, from XG_STALL (man 1 xg-run, The stall watch). */
+struct run_stall_policy {
+	int64_t reply_ms;	/* no event for this long: stalled (15 min) */
+	int64_t tool_ms;	/* inside one tool this long: stalled (30 min) */
+	int64_t grace_ms;	/* a stopped child's SIGTERM to SIGKILL (5 min) */
+	int64_t beat_ms;	/* between heartbeats (30 s) */
+};
+
+/* r->signal's value once the watch has ended the run as stalled. */
+#define XG_RUN_STALLED (-1)
+
+/* The tools a clock is inside. */
+#define XG_RUN_WATCH_TOOLS 8
+struct run_watch_tool {
+	char id[64], name[32];
+	char detail[96];	/* bash's command, cut; "" for others */
+	int64_t t0;
+};
+
+/* The children a run may start, and how many run at once. */
+#define XG_RUN_MAX_CHILDREN 16
+#define XG_RUN_MAX_RUNNING 4
+/* A child's reply, as wait_subagents returns it, is cut here. */
+#define XG_RUN_CHILD_REPLY_MAX 4000
+
+/* One child run, as its parent knows it (under the watch's lock). */
+struct run_child {
+	char name[33], profile[16];
+	char *run, *conv, *events;	/* ids; its events.ndjson */
+	volatile sig_atomic_t pid;	/* 0 once reaped */
+	int fd;				/* events.ndjson, read so far; -1 */
+	struct xg_buf line;		/* a line not yet whole */
+	int64_t t0, last_event;
+	struct run_watch_tool tools[XG_RUN_WATCH_TOOLS];
+	int ntools;
+	char phase[24];			/* its last heartbeat's, or "model" */
+	int64_t term_at;		/* SIGTERM sent; 0 before */
+	int killed;			/* SIGKILL sent */
+	const char *stopped_by;		/* "stalled" or "parent", NULL */
+	char why[160];			/* why the watch stopped it */
+	int ended;			/* reaped, and its status known */
+	int reported;			/* its subagent ended record written */
+	int delivered;			/* returned by a wait_subagents */
+	char *status, *stop, *reason, *reply;
+	int exit;
+};
+
+struct run_watch {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* the thread's sleep, and the waits' */
+	pthread_t thread;
+	int running, stopping;
+	int ending;			/* the run is over: no rule but the children's */
+	struct run_stall_policy pol;
+	int64_t t0, last_event, last_beat;
+	struct run_watch_tool tools[XG_RUN_WATCH_TOOLS];
+	int ntools;
+	int request;			/* a model request is out */
+	int heard;			/* it has delivered an event */
+	int64_t request_t0;
+	int retry_attempt, retry_of;
+	int64_t retry_at;		/* the retry's wait ends then; 0: none */
+	char why[200];			/* what stalled */
+	struct run_child child[XG_RUN_MAX_CHILDREN];
+	int nchildren;
+};
+
 struct run {
 	const struct xg_run_opts *o;
 	struct xg_run_out out;
@@ -154,6 +233,10 @@ struct run {
 	/* The conversation's goal while it has one (goal.c), else NULL. */
 	struct run_goal *goal;
 
+	/* The stall watch and the children (stall.c, subagent.c). */
+	struct run_watch watch;
+	char *account;			/* the account the key is of */
+
 	/* The outcome, for run_end and run.json; rc is -1 while the run goes on.
 	 * provider_error is the class of the provider error that failed it. */
 	const char *status, *stop, *provider_error;
@@ -172,6 +255,71 @@ static inline jv string_or_null(const char *s)
 void xg_run_signals_catch(struct run *r);
 /* Lets go of r: a signal from here on reaches no run. */
 void xg_run_signals_release(void);
+
+/* ---- stall.c: the stall watch ---- */
+
+/* Parses an XG_STALL spec over the defaults; -1 with err set when part of
+ * it is malformed (then pol holds the defaults). */
+int xg_run_stall_parse(struct run_stall_policy *pol, const char *spec, char *err, size_t n);
+/* Starts the watch's thread (a notice when XG_STALL is malformed). */
+void xg_run_watch_start(struct run *r);
+/* Ends every child (subagent.c), then stops the thread; idempotent. */
+void xg_run_watch_stop(struct run *r);
+/* Something happened: the clock starts again (not for a heartbeat). */
+void xg_run_watch_event(struct run *r);
+/* The run goes inside a tool call (args only looked at), and out again. */
+void xg_run_watch_tool_begin(struct run *r, const char *id, const char *name, jv args);
+void xg_run_watch_tool_end(struct run *r, const char *id);
+/* A model request goes out (1) or is over (0). */
+void xg_run_watch_request(struct run *r, int out);
+/* A retry's wait begins. */
+void xg_run_watch_retry(struct run *r, int attempt, int of, long delay_ms);
+/* Ends the run as stalled for why (under the watch's lock); 0 when a
+ * signal or another stall came first. */
+int xg_run_watch_stall(struct run *r, const char *why);
+/* Whether every tool the run is inside is a subagent tool. */
+int xg_run_watch_only_subagents(const struct run_watch *w);
+
+/* ---- heartbeat.c ---- */
+
+/* The heartbeat record of r at now (under the watch's lock). */
+jv xg_run_heartbeat(struct run *r, int64_t now);
+/* A tool's age, for records: {"name", "id", "ms", "detail"?}. */
+jv xg_run_watch_tool_peek(const struct run_watch_tool *t, int64_t now);
+
+/* ---- subagent.c and profile.c: the children ---- */
+
+/* The tools a profile offers (NULL: unknown profile): a table of names,
+ * NULL-terminated; *read_only says whether it changes nothing. */
+const char *const *xg_run_profile_tools(const char *profile, int *read_only);
+/* Whether profile lets tool run (profile NULL: every tool). */
+int xg_run_profile_allows(const char *profile, const char *tool);
+/* The tool table for a run of profile (NULL: all tools). */
+jv xg_run_profile_schemas(const char *profile);
+/* What a child's system prompt gets after the pack's (a new string). */
+char *xg_run_profile_prompt(const struct run *r, const char *profile);
+/* The two subagent tools' table entries (a top-level run's only). */
+jv xg_run_subagent_schemas(void);
+/* Whether name is one of them. */
+int xg_run_subagent_tool(const char *name);
+/* spawn_subagent and wait_subagents (args consumed): their results. */
+jv xg_run_subagent_spawn(struct run *r, jv args);
+jv xg_run_subagent_wait(struct run *r, jv args);
+/*
+ * One look at every child (under the watch's lock): what it wrote since,
+ * its clock (stopped when it stalled: SIGTERM, SIGKILL after the grace),
+ * whether it has ended, and then its subagent ended record.
+ */
+void xg_run_children_tick(struct run *r, int64_t now);
+/* Whether the parent's own rule is paused (under the lock): some child is
+ * running and each answers to its watch. */
+int xg_run_children_answer(const struct run *r, int64_t now);
+/* From a signal handler: SIGTERM to every child. */
+void xg_run_children_signal(struct run *r, int sig);
+/* The run is ending: every child still running is ended (SIGTERM, then
+ * SIGKILL after a grace) and reaped, its ended record written. */
+void xg_run_children_end(struct run *r);
+void xg_run_children_release(struct run *r);
 
 /* ---- thread.c ---- */
 

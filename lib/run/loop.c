@@ -72,6 +72,11 @@ static jv call_result(struct run *r, int bad_args, const char *id, const char *n
 		jv_free(args);
 		return refusal("refused: the work slice has ended; report, and call no tool");
 	}
+	if (!xg_run_profile_allows(r->o->profile, name) ||
+	    (xg_run_subagent_tool(name) && (r->o->parent || r->o->profile))) {
+		jv_free(args);
+		return refusal("refused: this run's profile does not offer that tool; nothing was run");
+	}
 	res = gate_call(r, id, name, jv_copy(args));
 	if (jv_get_kind(res) != JV_KIND_NULL) {
 		jv_free(args);
@@ -86,6 +91,10 @@ static jv call_result(struct run *r, int bad_args, const char *id, const char *n
 	ctx.procs = &r->procs;
 	if (xg_run_goal_tool(r, name))
 		return xg_run_goal_call(r, name, args);
+	if (!strcmp(name, "spawn_subagent"))
+		return xg_run_subagent_spawn(r, args);
+	if (!strcmp(name, "wait_subagents"))
+		return xg_run_subagent_wait(r, args);
 	return xg_tool_run(&ctx, name, args);
 }
 
@@ -145,7 +154,9 @@ static int run_call(struct run *r, jv call)
 	rec = xg_json_set(rec, "name", jv_string(name));
 	xg_run_emit(r, xg_json_set(rec, "args", jv_copy(args)));
 	r->calls++;
+	xg_run_watch_tool_begin(r, id, name, args);
 	res = call_result(r, jv_is_valid(xg_json_get_peek(call, "bad_args")), id, name, jv_copy(args));
+	xg_run_watch_tool_end(r, id);
 	xg_run_slice_note_peek(r, name, args, res);
 	jv_free(args);
 	rc = keep_result(r, id, name, res, t0);
@@ -294,12 +305,19 @@ out:
 	return r->rc;
 }
 
-/* A signal overrides whatever else ended the run. */
+/* A signal, or the stall watch, overrides whatever else ended the run. */
 static void note_signal(struct run *r)
 {
 	if (!r->signal)
 		return;
 	r->status = "interrupted";
+	if (r->signal == XG_RUN_STALLED) {
+		r->stop = "stalled";
+		free(r->reason);
+		r->reason = xg_strdup(r->watch.why);
+		r->rc = XG_EX_FAIL;
+		return;
+	}
 	r->stop = "user";
 	free(r->reason);
 	r->reason = xg_asprintf("stopped by %s", r->signal == SIGINT ? "SIGINT" : "SIGTERM");
@@ -338,6 +356,8 @@ static void run_release(struct run *r)
 	free(r->reply);
 	free(r->reason);
 	free(r->gate_err);
+	free(r->account);
+	xg_run_children_release(r);
 }
 
 int xg_run(const struct xg_run_opts *o, FILE *fp)
@@ -355,8 +375,13 @@ int xg_run(const struct xg_run_opts *o, FILE *fp)
 	r.pending = jv_array();
 	r.rc = -1;
 	xg_run_signals_catch(&r);
-	if (xg_run_prepare(&r, fp) == 0)
+	if (xg_run_prepare(&r, fp) == 0) {
+		xg_run_watch_start(&r);
 		o->compact ? xg_run_compact_alone(&r) : converse(&r);
+	}
+	/* No child outlives the run, and the watch's last records are out
+	 * before run_end. */
+	xg_run_watch_stop(&r);
 	xg_run_prepare_join(&r);
 	/* run_start, if it is not out yet; the rest of the input is joined
 	 * first, and a signal that comes meanwhile counts too. */

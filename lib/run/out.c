@@ -1,5 +1,7 @@
 /*
- * A run's records, to standard output and to the run's directory.
+ * A run's records, to standard output and to the run's directory.  A
+ * record is written under the output's lock: the stall watch's thread
+ * writes too.
  */
 #include "xg.h"
 #include "run/internal.h"
@@ -7,6 +9,7 @@
 void xg_run_out_init(struct xg_run_out *o, FILE *fp)
 {
 	memset(o, 0, sizeof(*o));
+	pthread_mutex_init(&o->lock, NULL);
 	xg_rec_writer_init(&o->out, fp);
 }
 
@@ -48,6 +51,7 @@ void xg_run_out_release(struct xg_run_out *o)
 		xg_rec_writer_release(&o->ev);
 	}
 	xg_rec_writer_release(&o->out);
+	pthread_mutex_destroy(&o->lock);
 	free(o->dir);
 	o->dir = NULL;
 }
@@ -55,6 +59,7 @@ void xg_run_out_release(struct xg_run_out *o)
 void xg_run_out_write(struct xg_run_out *o, jv rec)
 {
 	rec = xg_redact_jv(rec);
+	pthread_mutex_lock(&o->lock);
 	if (o->ev.fp && xg_rec_write(&o->ev, jv_copy(rec)) < 0) {
 		xg_warn("cannot write the run's events: %s", strerror(errno));
 		fclose(o->ev.fp);
@@ -62,12 +67,15 @@ void xg_run_out_write(struct xg_run_out *o, jv rec)
 	}
 	if (xg_rec_write(&o->out, rec) < 0)
 		o->write_error = 1;
+	pthread_mutex_unlock(&o->lock);
 }
 
 void xg_run_out_pass(struct xg_run_out *o, const struct xg_rec *rec)
 {
+	pthread_mutex_lock(&o->lock);
 	if (xg_rec_pass(&o->out, rec) < 0)
 		o->write_error = 1;
+	pthread_mutex_unlock(&o->lock);
 }
 
 int xg_run_out_summary(struct xg_run_out *o, jv info)

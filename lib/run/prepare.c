@@ -251,6 +251,59 @@ static void scrub_key_vars(struct run *r)
 	}
 }
 
+/*
+ * A subagent's key comes from its parent through a pipe, XG_KEY_FD naming
+ * it: the parent read it once and scrubbed its variables, and a variable
+ * would reach the child's tools.  The descriptor is read once and closed.
+ * Returns 1 with *key set, 0 when there is no such descriptor, -1 when it
+ * could not be read.
+ */
+static int key_from_fd(char **key)
+{
+	const char *v = getenv("XG_KEY_FD");
+	char buf[8192];
+	size_t n = 0;
+	ssize_t got;
+	int fd;
+
+	if (!v || !*v)
+		return 0;
+	fd = atoi(v);
+	unsetenv("XG_KEY_FD");
+	if (fd < 3)
+		return -1;
+	while (n < sizeof(buf) - 1 && (got = read(fd, buf + n, sizeof(buf) - 1 - n)) != 0) {
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	buf[n] = 0;
+	*key = n ? xg_strdup(buf) : NULL;
+	explicit_bzero(buf, sizeof(buf));
+	return 1;
+}
+
+/* A subagent's system prompt: the pack's, then the subagent template and
+ * its profile's words, after the stable prefix. */
+static void child_prompt(struct run *r)
+{
+	char *extra = r->o->parent || r->o->profile ? xg_run_profile_prompt(r, r->o->profile) : NULL;
+	const char *sys = xg_json_string_peek(r->pack, "system");
+	char *all;
+
+	if (!extra || !sys) {
+		free(extra);
+		return;
+	}
+	all = xg_asprintf("%s\n\n%s", sys, extra);
+	r->pack = xg_json_set(r->pack, "system", jv_string(all));
+	free(all);
+	free(extra);
+}
+
 static int open_provider(struct run *r)
 {
 	const char *pname = xg_json_string_peek(r->model, "provider");
@@ -268,7 +321,11 @@ static int open_provider(struct run *r)
 	if (xg_account_current(aname, "the request", &account, NULL))
 		return xg_run_fail(r, XG_EX_CONFIG, "no usable account");
 	xg_account_keys_init(&keys, account);
-	got = xg_account_key(&keys, pname, jv_copy(prov), &key);
+	got = key_from_fd(&key);
+	if (got == 0)
+		got = xg_account_key(&keys, pname, jv_copy(prov), &key);
+	else if (got > 0 && !key)
+		got = 0;
 	if (got < 0) {
 		/* Released, keys no longer says why: keep it first. */
 		int why = keys.status > 1 ? keys.status : XG_EX_NOPERM;
@@ -288,7 +345,7 @@ static int open_provider(struct run *r)
 	xg_redact_add(key);
 	collect_secrets(r, &keys);
 	xg_account_keys_release(&keys);
-	free(account);
+	r->account = account;
 	r->prov = xg_provider_new(xg_json_set(jv_copy(prov), "name", jv_string(pname)), key, err,
 				  sizeof(err));
 	if (key) {
@@ -393,7 +450,7 @@ int xg_run_prepare(struct run *r, FILE *fp)
 	/* libcurl's set-up overlaps with reading the input. */
 	r->warm_running = xg_run_thread_start(&r->warm_thread, xg_http_warm, NULL) == 0;
 	xg_run_out_init(&r->out, fp);
-	r->id = xg_conv_new_id();
+	r->id = r->o->run_id ? xg_strdup(r->o->run_id) : xg_conv_new_id();
 	if (xg_run_out_open(&r->out, r->id) < 0)
 		return xg_run_fail(r, XG_EX_IOERR, "cannot make the run's directory");
 	if (xg_run_read_input(r) || r->rc >= 0)
@@ -409,9 +466,14 @@ int xg_run_prepare(struct run *r, FILE *fp)
 	scrub_key_vars(r);
 	if (rc || compile_pack(r) || join_gate(r))
 		return r->rc;
-	r->tools = xg_tool_schemas();
+	r->tools = xg_run_profile_schemas(r->o->profile);
+	/* A subagent starts none of its own: the tree is one level deep; and
+	 * a profile's tools are all a run of it gets. */
+	if (!r->o->parent && !r->o->profile)
+		r->tools = jv_array_concat(r->tools, xg_run_subagent_schemas());
 	xg_run_goal_prepare(r);
 	r->stable = stable_bytes_peek(r->pack);
+	child_prompt(r);
 	return 0;
 }
 

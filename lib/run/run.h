@@ -31,6 +31,9 @@ struct xg_run_opts {
 	const char *ask;		/* --ask */
 	const char *gate;		/* --gate */
 	const char *work_slice;		/* --work-slice: the slice policy */
+	const char *profile;		/* --profile: the tools offered */
+	const char *parent;		/* --parent: the run that started this one */
+	const char *run_id;		/* --run-id: this run's id, new */
 	int stream;			/* --stream: text records */
 	int verbose;			/* -v */
 	int read_stdin;			/* read records from standard input */

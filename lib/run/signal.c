@@ -28,6 +28,8 @@ static void on_signal(int sig)
 		if (!r->signal)
 			r->signal = sig;
 		xg_tool_procs_kill(&r->procs, SIGTERM);
+		/* The children first: each ends its own tools. */
+		xg_run_children_signal(r, SIGTERM);
 	}
 	if (p)
 		xg_provider_abort(p);

@@ -157,9 +157,11 @@ void xg_run_slice_begin(struct run *r)
 
 /* ---- the evidence ---- */
 
+/* What counts as work: a subagent's brief and its results too. */
 static int is_work_tool(const char *name)
 {
-	return !strcmp(name, "bash") || !strcmp(name, "edit") || !strcmp(name, "write");
+	return !strcmp(name, "bash") || !strcmp(name, "edit") || !strcmp(name, "write") ||
+	       !strcmp(name, "spawn_subagent") || !strcmp(name, "wait_subagents");
 }
 
 static jv add_unique(jv list, const char *s)

@@ -31,6 +31,11 @@ int xg_run_fail(struct run *r, int rc, const char *fmt, ...)
 
 void xg_run_emit(struct run *r, jv rec)
 {
+	const char *type = xg_json_string_peek(rec, "type");
+
+	/* Every record of the run but a heartbeat is an event of its clock. */
+	if (!type || strcmp(type, "heartbeat"))
+		xg_run_watch_event(r);
 	if (r->begun)
 		xg_run_out_write(&r->out, rec);
 	else
@@ -64,6 +69,7 @@ void xg_run_write_start(struct run *r)
 
 	v = xg_json_set(v, "schema", jv_string("xg/1"));
 	v = xg_json_set(v, "run", jv_string(r->id));
+	v = xg_json_set(v, "parent", string_or_null(r->o->parent));
 	v = what_ran(r, v);
 	xg_run_out_write(&r->out, v);
 	xg_run_write_summary(r, NULL);
@@ -90,6 +96,8 @@ void xg_run_write_summary(struct run *r, const char *ended)
 	jv v = jv_object();
 
 	v = xg_json_set(v, "id", jv_string(r->id));
+	v = xg_json_set(v, "parent", string_or_null(r->o->parent));
+	v = xg_json_set(v, "profile", string_or_null(r->o->profile));
 	v = what_ran(r, v);
 	v = xg_json_set(v, "status", string_or_null(r->status));
 	v = xg_json_set(v, "stop", string_or_null(r->stop));

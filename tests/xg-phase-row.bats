@@ -1,0 +1,98 @@
+#!/usr/bin/env bats
+# The phase row of xg on a terminal (man 1 xg, The phase row): one line on
+# standard error, replaced in place, naming a long tool, a wait on
+# subagents, a retry's countdown and the wait for the first token; never
+# in --json output, nor with --quiet or NO_COLOR.  Through a pseudo-
+# terminal (tests/lib/pty_run.py), against the loopback fake provider.
+
+load lib/helper
+load lib/fake-provider
+load lib/xg-run
+
+setup() {
+	xg_run_setup
+	unset XG_STALL XG_RETRY XG_WORK_SLICE NO_COLOR
+	export TERM=xterm
+}
+
+teardown() {
+	fake_provider_stop
+}
+
+# Runs xg on a terminal: $output is all it wrote there, escapes and all.
+on_tty() {
+	run python3 "$XG_SRCDIR/tests/lib/pty_run.py" "$@"
+}
+
+# Whether $output shows a row (cleared in place, then dim) matching $1, an
+# extended regular expression.
+has_row() {
+	printf '%s' "$output" | grep -qaE $'\r\033\\[K\033\\[2m'"$1"
+}
+
+@test "the row shows the wait for the first token, then the long tool and its time" {
+	serve <<-'EOF'
+	{"tool_calls": [{"id": "b1", "name": "bash", "args": {"command": "sleep 2.5"}}], "stall": 1.5, "stall_after": 0}
+	{"text": "slept"}
+	EOF
+	on_tty xg run --model fake/m "nap"
+	assert_success
+	has_row '[|/\\-] waiting for the model 1 s'
+	has_row 'bash: sleep 2\.5 2 s'
+	# The rendered run goes on as ever, and the row is gone at the end.
+	printf '%s' "$output" | grep -qa 'slept'
+	printf '%s' "$output" | grep -qa 'xg: completed'
+	# No heartbeat is ever a line of its own.
+	printf '%s' "$output" >shown.txt
+	run ! grep -qa heartbeat shown.txt
+}
+
+@test "the row names a wait on subagents with the oldest one's age" {
+	serve <<-'EOF'
+	{"when": "PARENT-MARK", "tool_calls": [{"id": "s1", "name": "spawn_subagent", "args": {"brief": "BRIEF-A: slow", "profile": "explore", "name": "a"}}, {"id": "w1", "name": "wait_subagents", "args": {}}]}
+	{"when": "BRIEF-A", "unless": "PARENT-MARK", "text": "A-REPLY", "stall": 2.5, "stall_after": 0}
+	{"when": "PARENT-MARK", "text": "collected"}
+	EOF
+	XG_STALL=beat=200ms on_tty xg run --model fake/m "PARENT-MARK: delegate"
+	assert_success
+	has_row 'waiting on 1 subagent \(oldest [12] s\)'
+	printf '%s' "$output" | grep -qa 'collected'
+}
+
+@test "the row counts down to a retry" {
+	serve <<-'EOF'
+	{"status": 503, "body": "busy"}
+	{"text": "back again"}
+	EOF
+	XG_RETRY=base=2500,cap=2500 on_tty xg run --model fake/m "hello"
+	assert_success
+	has_row 'retry 1 of 8 in [23] s'
+	has_row 'retry 1 of 8 in 1 s'
+	printf '%s' "$output" | grep -qa 'back again'
+}
+
+@test "no row in --json output, with --quiet, or in NO_COLOR's plain mode" {
+	serve <<-'EOF'
+	{"tool_calls": [{"id": "b1", "name": "bash", "args": {"command": "sleep 1.2"}}]}
+	{"text": "one"}
+	{"tool_calls": [{"id": "b2", "name": "bash", "args": {"command": "sleep 1.2"}}]}
+	{"text": "two"}
+	{"tool_calls": [{"id": "b3", "name": "bash", "args": {"command": "sleep 1.2"}}]}
+	{"text": "three"}
+	EOF
+	XG_STALL=beat=100ms on_tty xg run --json --model fake/m "nap"
+	assert_success
+	printf '%s\n' "$output" | tr -d '\r' | grep -v '^$' >json.txt
+	XG_STALL=beat=100ms on_tty xg run --quiet --model fake/m "nap"
+	assert_success
+	printf '%s' "$output" >quiet.txt
+	NO_COLOR=1 on_tty xg run --model fake/m "nap"
+	assert_success
+	printf '%s' "$output" >plain.txt
+	# Records only, every line one (the heartbeats among them).
+	jq -e -s 'map(.type) | index("heartbeat") and index("run_end")' json.txt
+	grep -qa 'two' quiet.txt
+	grep -qa 'three' plain.txt
+	run ! grep -qa $'\033\\[K' json.txt quiet.txt plain.txt
+	run ! grep -qa 'bash: sleep 1.2 [0-9]' quiet.txt plain.txt
+}
