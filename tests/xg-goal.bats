@@ -720,3 +720,25 @@ assert "[tool call update_goal]" in t
 	assert_success
 	assert_output --regexp "^$conv	[0-9-]+ [0-9:]+	goal: write a.txt please\$"
 }
+
+@test "a round that cannot start for want of a model pauses the goal, exits as xg-run did, and resume carries on once there is one" {
+	# Nothing configured: xg-run fails before its first request with 78.
+	xggoal set --conversation g1 "write a.txt"
+	assert_failure 78
+	[ "$(recs run_end | jq -r '[.status, .exit] | @tsv')" = "$(printf 'failed\t78')" ]
+	[ "$(goals .status)" = "active paused " ]
+	# The round that never reached a model is no round of the caps.
+	[ "$(goals .rounds)" = "0 0 " ]
+	recs goal | tail -1 | jq -e '.reason | startswith("the round could not start: no model")'
+	# The model's way forward, once, from xg-run; the goal is not blocked.
+	[ "$(grep -c 'no model is configured' <<<"$stderr")" -ge 1 ]
+	serve <<-EOF
+	$(work_round 1 a.txt)
+	$(claim_round 2 "a.txt written")
+	{"text": "done: a.txt is there"}
+	EOF
+	xggoal resume --model fake/m --conversation g1
+	assert_success
+	[ -f a.txt ]
+	[ "$(recs goal | tail -1 | jq -r '[.status, .rounds] | @tsv')" = "$(printf 'complete\t2')" ]
+}

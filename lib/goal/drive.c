@@ -35,7 +35,25 @@ struct settled {
 	const char *status;
 	char *reason;		/* why, for the entry and the last run_end */
 	const char *activity;	/* none, failed, some */
+	int setup;		/* xg-run's exit when the round could not start */
 };
+
+/* A round that failed before its first request for want of something the
+ * person must set up (a model, a key, an account, good options) says
+ * nothing about the goal: it is paused, and xg-goal exits as xg-run did. */
+static int setup_failure(const struct goal_round *rd)
+{
+	double requests = -1;
+
+	xg_json_number_peek(rd->run_end, "requests", &requests);
+	if (requests != 0)
+		return 0;
+	switch (rd->exit) {
+	case XG_EX_USAGE: case XG_EX_DATAERR: case XG_EX_NOPERM: case XG_EX_CONFIG:
+		return rd->exit;
+	}
+	return 0;
+}
 
 static int cap_reached(const struct xg_goal *g)
 {
@@ -126,6 +144,7 @@ static void settle(const struct xg_goal *g, const struct goal_round *rd, struct 
 
 	s->activity = activity_of(rd);
 	s->reason = NULL;
+	s->setup = 0;
 	s->status = g->status;
 	xg_json_bool_peek(rd->check, "accepted", &accepted);
 	if (!is(g->status, "active") && !is(g->status, "budget_limited"))
@@ -141,6 +160,10 @@ static void settle(const struct xg_goal *g, const struct goal_round *rd, struct 
 		s->status = "blocked";
 		s->reason = xg_asprintf("the round ended without a run_end (xg-run exit %d)",
 					rd->exit);
+	} else if (is(rstatus, "failed") && (s->setup = setup_failure(rd))) {
+		s->status = "paused";
+		s->reason = xg_asprintf("the round could not start: %s",
+					rreason ? rreason : "xg-run failed");
 	} else if (is(rstatus, "failed")) {
 		s->status = "blocked";
 		s->reason = xg_strdup(rreason ? rreason : "the round failed");
@@ -175,7 +198,8 @@ static jv round_entry(struct xg_goal *g, const struct goal_round *rd, const stru
 	char status[sizeof(g->status)];
 
 	snprintf(status, sizeof(status), "%s", s->status);
-	g->rounds++;
+	if (!s->setup)
+		g->rounds++;
 	g->elapsed_s += rd->secs;
 	snprintf(g->status, sizeof(g->status), "%s", status);
 	e = xg_goal_entry(g, "round");
@@ -335,7 +359,7 @@ static int one_round(const struct xg_goal_opts *o, const char *conv, struct xg_g
 		     struct xg_rec_writer *w, int *rc)
 {
 	struct goal_round rd = { 0 };
-	struct round_ctx c = { &rd, { NULL, NULL, NULL }, 0 };
+	struct round_ctx c = { &rd, { NULL, NULL, NULL, 0 }, 0 };
 	const char *kind, *status;
 	char status_was[16];
 	jv done, gv, end;
@@ -364,8 +388,10 @@ static int one_round(const struct xg_goal_opts *o, const char *conv, struct xg_g
 	gv = xg_json_set(xg_json_set(jv_object(), "status", jv_string(status)), "round",
 			 jv_copy(xg_json_get_peek(done, "rounds")));
 	if (!is(status, "active") && !(is(status, "budget_limited") && !c.wrap_up)) {
-		*rc = exit_for(status, rd.signal);
-		end = last_end(jv_copy(rd.run_end), status, c.s.reason, *rc, rd.signal);
+		*rc = c.s.setup ? c.s.setup : exit_for(status, rd.signal);
+		/* xg-run's own run_end says why a round could not start. */
+		end = c.s.setup ? jv_copy(rd.run_end)
+				: last_end(jv_copy(rd.run_end), status, c.s.reason, *rc, rd.signal);
 	} else {
 		end = jv_copy(rd.run_end);
 		*rc = -1;
