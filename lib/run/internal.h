@@ -55,6 +55,8 @@ struct xg_run_out {
 	struct xg_rec_writer out;	/* standard output */
 	struct xg_rec_writer ev;	/* events.ndjson; fp NULL until opened */
 	char *dir;			/* $state/runs/ID */
+	char *live;			/* its live marker (runindex.h), or NULL */
+	int live_fd;			/* held while the run goes on, or -1 */
 	int write_error;		/* standard output failed */
 };
 
@@ -110,6 +112,7 @@ struct run {
 	int64_t t0;
 	char started[25];
 	char *id, *conv, *cwd;
+	char *account;		/* the account the provider's key is from */
 	int conv_new;
 	int conv_hold;		/* the run's hold on conv (xg_conv_hold), or -1 */
 	const char *mode;

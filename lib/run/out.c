@@ -3,10 +3,12 @@
  */
 #include "xg.h"
 #include "run/internal.h"
+#include "runindex.h"
 
 void xg_run_out_init(struct xg_run_out *o, FILE *fp)
 {
 	memset(o, 0, sizeof(*o));
+	o->live_fd = -1;
 	xg_rec_writer_init(&o->out, fp);
 }
 
@@ -34,6 +36,11 @@ int xg_run_out_open(struct xg_run_out *o, const char *id)
 	}
 	free(path);
 	xg_rec_writer_init(&o->ev, fp);
+	/* Held until the run's line is in the index: a run killed before
+	 * then is found by it (runindex.h). */
+	o->live_fd = xg_runindex_live_open(id);
+	if (o->live_fd >= 0)
+		o->live = xg_runindex_live_path(id);
 	/* A crash keeps every record written before it. */
 	o->ev.flush_each = 1;
 	return 0;
@@ -48,6 +55,11 @@ void xg_run_out_release(struct xg_run_out *o)
 		xg_rec_writer_release(&o->ev);
 	}
 	xg_rec_writer_release(&o->out);
+	if (o->live_fd >= 0)
+		close(o->live_fd);
+	o->live_fd = -1;
+	free(o->live);
+	o->live = NULL;
 	free(o->dir);
 	o->dir = NULL;
 }
