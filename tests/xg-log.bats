@@ -216,7 +216,7 @@ three_runs() {
 	assert_equal "$output" "$(cat "$(STATE)/runs/$id/events.ndjson")"
 }
 
-@test "xg-log show folds a stretch of heartbeats into one row" {
+@test "xg-log show folds a stretch of heartbeats into one row, shows a goal's, skips hidden messages" {
 	id=20261130-105624-3f9a1c2b
 	mkdir -p "$(STATE)/runs/$id"
 	cat >"$(STATE)/runs/$id/events.ndjson" <<-'EOF'
@@ -225,7 +225,9 @@ three_runs() {
 	{"type":"heartbeat","phase":"model","quiet_ms":10000}
 	{"type":"heartbeat","phase":"tool","quiet_ms":15000,"active_tools":[{"name":"bash","id":"b1","ms":400}]}
 	{"type":"message","role":"assistant","text":"Done."}
+	{"type":"message","role":"assistant","text":"Go on with the goal.","hidden":true}
 	{"type":"heartbeat","phase":"model","quiet_ms":200}
+	{"type":"goal","objective":"make it fast\nand small","status":"active","rounds":2}
 	{"type":"run_end","status":"completed","tool_calls":0,"requests":0,"ms":20000}
 	EOF
 	run xg-log show 3f9a
@@ -233,8 +235,9 @@ three_runs() {
 	assert_equal "${lines[0]}" ".. tool, quiet 15 s"
 	assert_equal "${lines[1]}" "Done."
 	assert_equal "${lines[2]}" ".. model"
-	assert_equal "${lines[3]}" "xg: completed; 0 tool calls, 20.0 s"
-	assert_equal "${#lines[@]}" 4
+	assert_equal "${lines[3]}" "goal: active, round 2: make it fast"
+	assert_equal "${lines[4]}" "xg: completed; 0 tool calls, 20.0 s"
+	assert_equal "${#lines[@]}" 5
 }
 
 @test "xg-log show says what is wrong with a run it cannot name" {

@@ -1,7 +1,8 @@
 /*
  * One run again (xg-log show, xg-log diff): its records rendered as xg
  * rendered them on a terminal, with a stretch of heartbeats folded into
- * one row; or the records themselves (--json); and what the run changed,
+ * one row, a goal record as one row and hidden messages left out; or the
+ * records themselves (--json); and what the run changed,
  * through git diff.  The working tree is compared as a snapshot of it
  * taken now (xg_snapshot_take), so new files that are not tracked show as
  * they would in the next run's snapshot; it writes only objects.
@@ -43,6 +44,30 @@ static void fold_heartbeat(jv hb, int color, struct xg_buf *out)
 	xg_buf_addch(out, '\n');
 }
 
+/* A goal record's row: its status and round, and the objective's first
+ * line. */
+static void goal_row(jv rec, struct xg_buf *out)
+{
+	const char *status = xg_json_string_peek(rec, "status");
+	const char *objective = xg_json_string_peek(rec, "objective");
+	long long rounds = 0;
+
+	if (out->len && out->buf[out->len - 1] != '\n')
+		xg_buf_addch(out, '\n');
+	xg_buf_addf(out, "goal: %s", status ? status : "?");
+	if (xg_json_int_peek(rec, "rounds", &rounds) == 0 ||
+	    xg_json_int_peek(rec, "round", &rounds) == 0)
+		xg_buf_addf(out, ", round %lld", rounds);
+	if (objective) {
+		size_t n = strcspn(objective, "\r\n");
+
+		xg_buf_addstr(out, ": ");
+		for (size_t i = 0; i < n && i < 80; i++)
+			xg_buf_addch(out, (unsigned char)objective[i] < 0x20 ? ' ' : objective[i]);
+	}
+	xg_buf_addch(out, '\n');
+}
+
 static int render(int fd, const char *name, FILE *out, int color)
 {
 	struct xg_rec_reader rd;
@@ -55,7 +80,12 @@ static int render(int fd, const char *name, FILE *out, int color)
 	xg_rec_reader_init(&rd, fd, name);
 	xg_render_init(&r, color);
 	while ((n = xg_rec_next(&rd, &rec)) > 0) {
-		if (rec.type && !strcmp(rec.type, "heartbeat")) {
+		bool hidden = false;
+
+		xg_json_bool_peek(rec.v, "hidden", &hidden);
+		if (hidden) {
+			/* A goal's continuation: no one's words. */
+		} else if (rec.type && !strcmp(rec.type, "heartbeat")) {
 			jv_free(hb);
 			hb = jv_copy(rec.v);
 		} else {
@@ -65,7 +95,12 @@ static int render(int fd, const char *name, FILE *out, int color)
 			}
 			jv_free(hb);
 			hb = jv_invalid();
-			xg_render_record_peek(&r, rec.v, &text);
+			if (rec.type && !strcmp(rec.type, "goal")) {
+				goal_row(rec.v, &text);
+				r.at_bol = 1;
+			} else {
+				xg_render_record_peek(&r, rec.v, &text);
+			}
 		}
 		xg_rec_release(&rec);
 	}
