@@ -61,6 +61,21 @@ index() { cat "$(STATE)/runs.ndjson"; }
 	assert_equal "$(ls -A "$(STATE)/runs/.live")" ""
 }
 
+@test "the key never reaches the index, run.json or xg-log's output" {
+	fake_provider_start <<-'EOF'
+	{"text": "ok"}
+	EOF
+	fake_catalog openai-chat
+	export XG_TEST_KEY=sk-test-0123456789abcdef
+	workspace
+	xg-run --model fake/m 'is sk-test-0123456789abcdef a key?' >/dev/null
+	assert_equal "$(jq -r .request "$(STATE)/runs.ndjson" | grep -c 0123456789abcdef)" 0
+	run grep -rl 0123456789abcdef "$(STATE)/runs.ndjson" "$(STATE)"/runs/*/run.json
+	assert_output ""
+	run xg-log
+	refute_output --partial 0123456789abcdef
+}
+
 @test "a run that fails before its first request has its line too, and no cost" {
 	workspace
 	run_split xg-run --model nosuch/x 'never sent'

@@ -216,6 +216,7 @@ void xg_log_index_close(struct log_index *ix)
 	free(ix->path);
 	jv_free(ix->seen);
 	jv_free(ix->running);
+	free(ix->needle);
 	memset(ix, 0, sizeof(*ix));
 }
 
@@ -262,7 +263,8 @@ int xg_log_index_scan(struct log_index *ix, int running, log_visit_fn visit, voi
 		const char *type;
 		jv v;
 
-		if (end - 1 == start) {
+		if (end - 1 == start || (ix->needle && !memmem(ix->map + start, end - 1 - start,
+								 ix->needle, strlen(ix->needle)))) {
 			end = start;
 			continue;
 		}

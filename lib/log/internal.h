@@ -23,6 +23,7 @@ struct log_index {
 	int bad;		/* lines that were not records */
 	jv seen;		/* run ids visited, so a line written twice counts once */
 	jv running;		/* the lines of the runs still going */
+	char *needle;		/* when set, only lines holding it are parsed */
 };
 
 /* What a scan is given: each line (borrowed), its byte offset; nonzero
@@ -50,6 +51,10 @@ struct log_filter {
 	const char *conversation;
 };
 int xg_log_filter_init(struct log_filter *f, const struct xg_log_opts *o);
+/* A string every line the filter passes holds, as JSON writes it, for a
+ * scan to skip the others unparsed; NULL when there is none.  The caller
+ * frees it. */
+char *xg_log_filter_needle(const struct log_filter *f);
 void xg_log_filter_release(struct log_filter *f);
 /* Whether line passes. */
 int xg_log_filter_peek(const struct log_filter *f, jv line);

@@ -99,6 +99,7 @@ int xg_log_list(const struct xg_log_opts *o, FILE *out)
 	if ((rc = xg_log_filter_init(&l.f, o)))
 		return rc;
 	if ((rc = xg_log_index_open(&ix)) == 0) {
+		ix.needle = xg_log_filter_needle(&l.f);
 		xg_log_index_scan(&ix, 1, visit, &l);
 		rc = l.failed ? XG_EX_IOERR : xg_log_index_status(&ix);
 	}

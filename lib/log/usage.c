@@ -192,6 +192,7 @@ int xg_log_usage(const struct xg_log_opts *o, FILE *out)
 		return rc;
 	u.keys = jv_object();
 	if ((rc = xg_log_index_open(&ix)) == 0) {
+		ix.needle = xg_log_filter_needle(&u.f);
 		xg_log_index_scan(&ix, 0, visit, &u);
 		report(&u, out);
 		rc = xg_log_index_status(&ix);

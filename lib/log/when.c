@@ -158,6 +158,32 @@ int xg_log_filter_init(struct log_filter *f, const struct xg_log_opts *o)
 	return 0;
 }
 
+/* s as a JSON string, quotes and all (the caller frees it). */
+static char *quoted(const char *s)
+{
+	struct xg_buf b = XG_BUF_INIT(0);
+
+	xg_json_dump(&b, jv_string(s));
+	return xg_buf_detach(&b, NULL);
+}
+
+char *xg_log_filter_needle(const struct log_filter *f)
+{
+	if (f->conversation)
+		return quoted(f->conversation);
+	if (f->status)
+		return quoted(f->status);
+	if (f->workspace) {
+		/* The path's start, without its closing quote: a line under it
+		 * holds that much. */
+		char *q = quoted(f->workspace);
+
+		q[strlen(q) - 1] = 0;
+		return q;
+	}
+	return NULL;
+}
+
 void xg_log_filter_release(struct log_filter *f)
 {
 	free(f->workspace);
