@@ -16,7 +16,7 @@ char *xg_runindex_path(void)
 
 char *xg_runindex_live_path(const char *id)
 {
-	char *rel = xg_asprintf("runs/.live/%s", id), *path = xg_path_state(rel);
+	char *rel = xg_asprintf("runs.live/%s", id), *path = xg_path_state(rel);
 
 	free(rel);
 	return path;
@@ -24,7 +24,7 @@ char *xg_runindex_live_path(const char *id)
 
 int xg_runindex_live_open(const char *id)
 {
-	char *dir = xg_path_state("runs/.live"), *path = xg_runindex_live_path(id);
+	char *dir = xg_path_state("runs.live"), *path = xg_runindex_live_path(id);
 	char *tmp = xg_asprintf("%s/.%s", dir, id);
 	int fd = -1, e;
 

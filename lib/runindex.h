@@ -12,7 +12,7 @@
  * crash is ended first, so it never spoils the next line.  Every line is
  * redacted (redact.h).
  *
- * A live marker, $state/runs/.live/ID, is a file a run holds an exclusive
+ * A live marker, $state/runs.live/ID, is a file a run holds an exclusive
  * flock on from its start to its end, and that its index append removes
  * under the index's lock.  A marker whose lock can be had belongs to a run
  * that died without its line: xg-log writes the line for it.

@@ -58,7 +58,7 @@ index() { cat "$(STATE)/runs.ndjson"; }
 	assert_equal "$(jq .cost "$(STATE)/runs/$id/run.json")" 0.0013
 	assert_equal "$(grep '"type":"run_end"' "$(STATE)/runs/$id/events.ndjson" | jq .cost)" 0.0013
 	# The run's live marker is gone once its line is in.
-	assert_equal "$(ls -A "$(STATE)/runs/.live")" ""
+	assert_equal "$(ls -A "$(STATE)/runs.live")" ""
 }
 
 @test "the key never reaches the index, run.json or xg-log's output" {
@@ -108,7 +108,7 @@ index() { cat "$(STATE)/runs.ndjson"; }
 	assert_output --regexp '^[0-9a-f]{8}  .* killed +fake/m +70/9  .*  wait a while$'
 	run jq -c '[.status, .tool_calls, .usage.input, .usage.output, .request, .ms > 0]' "$(STATE)/runs.ndjson"
 	assert_output '["killed",1,70,9,"wait a while",true]'
-	assert_equal "$(ls -A "$(STATE)/runs/.live")" ""
+	assert_equal "$(ls -A "$(STATE)/runs.live")" ""
 	xg-log >/dev/null
 	assert_equal "$(index | wc -l)" 1
 }
@@ -382,4 +382,18 @@ three_runs() {
 	run xg log -n 1 --json
 	assert_success
 	assert_equal "$(jq -r .request <<<"$output")" third
+}
+
+@test "xg-log show shows the notices an upstream stage passed to the run" {
+	fake_provider_start <<-'EOF2'
+	{"text": "Hi."}
+	EOF2
+	fake_catalog openai-chat
+	printf '%s\n' '{"type":"notice","from":"xg-choices","text":"the saved model is gone; running on fake/m"}' \
+		'{"type":"request","text":"hello","mode":"normal"}' | xg-run --model fake/m >/dev/null
+	id=$(jq -r .run "$(STATE)/runs.ndjson")
+	run xg-log show "$id"
+	assert_success
+	assert_line "note: the saved model is gone; running on fake/m"
+	assert_line "Hi."
 }

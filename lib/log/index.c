@@ -113,7 +113,7 @@ static jv killed_line(const char *id)
 /* Gives each dead marker's run its line; running counts the live ones. */
 static int recover(jv *running)
 {
-	char *dir = xg_path_state("runs/.live");
+	char *dir = xg_path_state("runs.live");
 	DIR *d = opendir(dir);
 	struct dirent *de;
 	int rc = 0;

@@ -23,11 +23,11 @@ struct log_index {
 	int bad;		/* lines that were not records */
 	jv seen;		/* run ids visited, so a line written twice counts once */
 	jv running;		/* the lines of the runs still going */
-	char *needle;		/* when set, only lines holding it are parsed */
+	char *needle;		/* when set, only lines holding it are parsed (and
+				   only those are checked to be records) */
 };
 
-/* What a scan is given: each line (borrowed), its byte offset; nonzero
- * stops the scan. */
+/* What a scan is given: each line (borrowed); nonzero stops the scan. */
 typedef int (*log_visit_fn)(jv line, void *ctx);
 
 /* Finds and indexes killed runs, then maps the index.  0 or an exit code

@@ -67,7 +67,8 @@ void xg_run_out_release(struct xg_run_out *o);
 
 /* Writes one record of the run (consumed) to both places. */
 void xg_run_out_write(struct xg_run_out *o, jv rec);
-/* Passes a record the run does not consume to standard output only. */
+/* Passes a record the run does not consume to standard output, and a
+ * notice to events.ndjson too. */
 void xg_run_out_pass(struct xg_run_out *o, const struct xg_rec *rec);
 
 /* Writes runs/ID/run.json (info consumed) atomically; -1 after a message. */

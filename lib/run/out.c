@@ -1,5 +1,6 @@
 /*
- * A run's records, to standard output and to the run's directory.
+ * A run's records, to standard output and to the run's directory
+ * (events.ndjson: its own records, and the notices it passes on).
  */
 #include "xg.h"
 #include "run/internal.h"
@@ -78,6 +79,14 @@ void xg_run_out_write(struct xg_run_out *o, jv rec)
 
 void xg_run_out_pass(struct xg_run_out *o, const struct xg_rec *rec)
 {
+	/* A notice an upstream stage wrote is the person's to read again
+	 * (xg-log show), so the run's events keep it too. */
+	if (rec->type && !strcmp(rec->type, "notice") && o->ev.fp &&
+	    xg_rec_write(&o->ev, xg_redact_jv(jv_copy(rec->v))) < 0) {
+		xg_warn("cannot write the run's events: %s", strerror(errno));
+		fclose(o->ev.fp);
+		o->ev.fp = NULL;
+	}
 	if (xg_rec_pass(&o->out, rec) < 0)
 		o->write_error = 1;
 }
