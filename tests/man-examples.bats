@@ -49,11 +49,13 @@ examples() {
 	assert_output --regexp "^$1: [0-9]+ examples, 0 failed\$"
 }
 
-@test "every man page with EXAMPLES has its test here" {
+@test "the EXAMPLES of every other man page run too" {
+	# A page added later is run here until it gets a test of its own.
 	for p in "$XG_SRCDIR"/man/*.[1-9]; do
 		n=${p##*/}
 		grep -q '^\.Sh EXAMPLES' "$p" || continue
-		grep -qF "examples $n" "$BATS_TEST_FILENAME" || fail "man/$n's EXAMPLES are run by no test"
+		grep -qF "{ examples $n; }" "$BATS_TEST_FILENAME" && continue
+		examples "$n"
 	done
 }
 
