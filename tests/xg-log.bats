@@ -99,6 +99,9 @@ index() { cat "$(STATE)/runs.ndjson"; }
 	run xg-log
 	assert_success
 	assert_output --regexp '^[0-9a-f]{8}  .* running +fake/m '
+	id=$(ls "$(STATE)/runs.live")
+	run xg-log show "$id"
+	assert_line "xg-log: the run goes on"
 	kill -KILL "$RUNPID"
 	wait "$RUNPID" || true
 	RUNPID=
@@ -111,6 +114,9 @@ index() { cat "$(STATE)/runs.ndjson"; }
 	assert_equal "$(ls -A "$(STATE)/runs.live")" ""
 	xg-log >/dev/null
 	assert_equal "$(index | wc -l)" 1
+	run xg-log show "$id"
+	assert_line "xg-log: the run was killed before its end"
+	assert_line "! bash: touch started; sleep 60 (no result)"
 }
 
 @test "a run whose index lock is held too long warns, and xg-log adds its line later" {

@@ -11,6 +11,19 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 
+int xg_log_run_live(const char *id)
+{
+	char *path = xg_runindex_live_path(id);
+	int fd = open(path, O_RDWR | O_CLOEXEC), live = 0;
+
+	if (fd >= 0) {
+		live = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+		close(fd);
+	}
+	free(path);
+	return live;
+}
+
 jv xg_log_run_json(const char *id)
 {
 	struct xg_buf b = XG_BUF_INIT(0);

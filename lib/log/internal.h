@@ -73,6 +73,8 @@ void xg_log_count(long long n, char out[24]);
 /* The run that word names: a whole id, or a prefix or suffix of exactly
  * one run's; the caller frees it.  NULL after reporting, *rc the code. */
 char *xg_log_find_run(const char *word, int *rc);
+/* Whether the run goes on: its live marker is held. */
+int xg_log_run_live(const char *id);
 /* runs/ID/run.json (owned), jv_null() when it is missing. */
 jv xg_log_run_json(const char *id);
 

@@ -68,7 +68,7 @@ static void goal_row(jv rec, struct xg_buf *out)
 	xg_buf_addch(out, '\n');
 }
 
-static int render(int fd, const char *name, FILE *out, int color)
+static int render(int fd, const char *name, const char *id, FILE *out, int color)
 {
 	struct xg_rec_reader rd;
 	struct xg_render r;
@@ -111,6 +111,15 @@ static int render(int fd, const char *name, FILE *out, int color)
 	if (jv_is_valid(hb))
 		fold_heartbeat(hb, color, &text);
 	jv_free(hb);
+	if (!r.ended) {
+		/* No run_end: it goes on, or it was killed. */
+		if (text.len && text.buf[text.len - 1] != '\n')
+			xg_buf_addch(&text, '\n');
+		xg_buf_addstr(&text, xg_log_run_live(id) ? "xg-log: the run goes on\n"
+			      : "xg-log: the run was killed before its end\n");
+		r.at_bol = 1;
+		r.ended = 1;
+	}
 	xg_render_finish(&r, &text);
 	if (fwrite(text.buf, 1, text.len, out) != text.len)
 		rc = XG_EX_IOERR;
@@ -154,7 +163,7 @@ int xg_log_show(const struct xg_log_opts *o, const char *word, FILE *out)
 	} else {
 		name = xg_asprintf("'%s'", path);
 		rc = o->json ? copy(fd, name, out)
-			     : render(fd, name, out, isatty(fileno(out)) && !getenv("NO_COLOR"));
+			     : render(fd, name, id, out, isatty(fileno(out)) && !getenv("NO_COLOR"));
 		free(name);
 		close(fd);
 	}
