@@ -9,7 +9,11 @@ SHAREDIR = $(PREFIX)/share/xg
 TESTS = tests
 BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR = $(PREFIX)/share/zsh/site-functions
-FISHCOMPDIR = $(PREFIX)/share/fish/vendor_completions.d
+# fish reads vendor completions under its own prefix and the user's data
+# directory, not under /usr/local: a system install goes where its
+# pkg-config file says (Debian's /usr/share/fish/vendor_completions.d).
+FISH_VENDOR_DIR := $(shell pkg-config --variable completionsdir fish 2>/dev/null)
+FISHCOMPDIR = $(if $(filter /usr /usr/local,$(PREFIX)),$(or $(FISH_VENDOR_DIR),$(PREFIX)/share/fish/vendor_completions.d),$(PREFIX)/share/fish/vendor_completions.d)
 
 CC = cc
 CFLAGS = -O2 -g
@@ -25,4 +29,4 @@ SANITIZE_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanit
 # The Debian 12 packages needed to build and test.
 DEPS = build-essential pkg-config libgit2-dev libcurl4-openssl-dev libjq-dev \
 	libonig-dev libpcre2-dev bats bats-assert bats-support mandoc git valgrind \
-	python3 ca-certificates bsdextrautils jq
+	python3 ca-certificates bsdextrautils jq bash-completion zsh fish parallel

@@ -1,9 +1,19 @@
 # bash completion for xg and the xg programs (xg(1)).  Everything is read
 # from the installed programs when completing: the commands from
 # "xg commands", a program's verbs and options from the usage lines of its
-# --help, model ids from "xg-choices models", conversations from
-# "xg resume".  Source it, or install it as
-# $(PREFIX)/share/bash-completion/completions/xg.
+# --help, model ids and efforts from "xg-choices models", accounts from
+# "xg-choices accounts", variants from "xg-prompt-compile variants",
+# conversations and runs from xg-log.  A program that is not installed is
+# not offered.  Source it, or install it as
+# $(PREFIX)/share/bash-completion/completions/xg, with a link to it named
+# after each program (bash-completion loads a command's file by its name,
+# so "xg-run --<TAB>" works before xg was ever completed).
+
+# The conversations: all of them, newest first (xg-log), else this
+# directory's (xg resume).
+_xg_conversations() {
+	{ xg-log conversations -n 0 2>/dev/null || xg resume 2>/dev/null; } | cut -d' ' -f1 | cut -f1
+}
 
 # The --help of program $1 (xg: of its verb $2).
 _xg_help() {
@@ -58,7 +68,22 @@ _xg_option_value() {
 		COMPREPLY=($(compgen -W "$(xg-choices models 2>/dev/null |
 			sed -n 's/^{"type":"catalog_model","id":"\([^"]*\)".*/\1/p')" -- "$cur")) ;;
 	--conversation)
-		COMPREPLY=($(compgen -W "$(xg resume 2>/dev/null | cut -f1)" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W "$(_xg_conversations)" -- "$cur")) ;;
+	--effort)
+		COMPREPLY=($(compgen -W "$(xg-choices models 2>/dev/null |
+			sed -n 's/.*"efforts":\[\([^]]*\)\].*/\1/p' | tr -d '"' | tr ',' '\n' | sort -u)" -- "$cur")) ;;
+	--mode)
+		COMPREPLY=($(compgen -W "normal plan" -- "$cur")) ;;
+	--variant)
+		COMPREPLY=($(compgen -W "$(xg-prompt-compile variants 2>/dev/null |
+			sed -n 's/.*"name":"\([^"]*\)".*/\1/p')" -- "$cur")) ;;
+	--by)
+		COMPREPLY=($(compgen -W "model day account workspace" -- "$cur")) ;;
+	--status)
+		COMPREPLY=($(compgen -W "completed interrupted slice_complete failed killed running
+			needs_person unfinished stalled user" -- "$cur")) ;;
+	--workspace)
+		COMPREPLY=($(compgen -d -- "$cur")) ;;
 	--account)
 		COMPREPLY=($(compgen -W "$(xg-choices accounts 2>/dev/null |
 			sed -n 's/.*"name":"\([^"]*\)".*/\1/p')" -- "$cur")) ;;
@@ -87,7 +112,7 @@ _xg_complete() {
 			return
 		fi
 		case ${COMP_WORDS[1]} in
-		run | plan | resume | commands | help | version) verb=${COMP_WORDS[1]}; first=2 ;;
+		run | plan | resume | compact | commands | help | version) verb=${COMP_WORDS[1]}; first=2 ;;
 		*) prog=xg-${COMP_WORDS[1]}; first=2 ;;
 		esac
 	fi
@@ -124,13 +149,20 @@ _xg_complete() {
 	# Operands: a conversation for "xg resume", nothing for a request's
 	# text, files for the rest.
 	case $prog:$verb in
-	xg:resume)
+	xg:resume | xg:compact)
 		for ((i = first; i < COMP_CWORD; i++)); do
 			w=${COMP_WORDS[i]}
 			[[ $w != -* ]] && ! grep -qx -- "${COMP_WORDS[i-1]}" <<<"$args" && return
 		done
 		COMPREPLY=($(compgen -W "$(xg resume 2>/dev/null | cut -f1)" -- "$cur")) ;;
 	xg:run | xg:plan) ;;
+	xg-log:show | xg-log:diff)
+		# The run, once: the last runs' short ids, as xg-log's rows show them.
+		for ((i = first + 1; i < COMP_CWORD; i++)); do
+			[[ ${COMP_WORDS[i]} != -* ]] && return
+		done
+		COMPREPLY=($(compgen -W "$(xg-log -n 50 2>/dev/null | cut -d' ' -f1)" -- "$cur")) ;;
+	xg-log:* | xg-goal:*) ;;
 	*) COMPREPLY=($(compgen -f -- "$cur")) ;;
 	esac
 }

@@ -1,16 +1,26 @@
 # fish completion for xg and the xg programs (xg(1)), read from the
 # installed programs when completing, as the bash one does: the commands
 # from "xg commands", a program's verbs and options from the usage lines
-# of its --help, model ids from "xg-choices models", conversations from
-# "xg resume".
+# of its --help, model ids and efforts from "xg-choices models", accounts,
+# variants, conversations and runs from the programs that keep them.  A
+# program that is not installed is not offered.  Installed where fish
+# looks for a command's completions by its name (vendor_completions.d),
+# with a link named after each program.
 
 # The usage lines of program $argv[1] (xg: of its verb $argv[2]).
 function __xg_usage
     if test "$argv[1]" = xg -a -n "$argv[2]"
         xg help $argv[2] 2>/dev/null
-    else
-        $argv[1] --help 2>/dev/null
+    else if command -q $argv[1]
+        command $argv[1] --help 2>/dev/null
     end | string replace -rf '^(usage:|   or:) ' ''
+end
+
+# The conversations: all of them (xg-log), else this directory's.
+function __xg_conversations
+    begin
+        xg-log conversations -n 0 2>/dev/null; or xg resume 2>/dev/null
+    end | string replace -r '[ \t].*' ''
 end
 
 # The candidates for the word being completed.
@@ -37,7 +47,7 @@ function __xg_complete
                 return
             case commands version
                 return
-            case run plan resume
+            case run plan resume compact
                 set verb $words[2]
             case '*'
                 set prog xg-$words[2]
@@ -67,7 +77,19 @@ function __xg_complete
             case --model
                 xg-choices models 2>/dev/null | string replace -rf '^\{"type":"catalog_model","id":"([^"]*)".*' '$1'
             case --conversation
-                xg resume 2>/dev/null | string split -f1 \t
+                __xg_conversations
+            case --effort
+                xg-choices models 2>/dev/null | string replace -rf '.*"efforts":\[([^]]*)\].*' '$1' | string split , | string trim -c '"' | sort -u
+            case --mode
+                printf '%s\n' normal plan
+            case --variant
+                xg-prompt-compile variants 2>/dev/null | string replace -rf '.*"name":"([^"]*)".*' '$1'
+            case --by
+                printf '%s\n' model day account workspace
+            case --status
+                printf '%s\n' completed interrupted slice_complete failed killed running needs_person unfinished stalled user
+            case --workspace
+                __fish_complete_directories $cur
             case --account
                 xg-choices accounts 2>/dev/null | string replace -rf '.*"name":"([^"]*)".*' '$1'
             case -C
@@ -81,10 +103,13 @@ function __xg_complete
         printf '%s\n' $opts
         return
     end
-    switch $prog:$verb
-        case xg:resume
+    switch "$prog:$verb"
+        case xg:resume xg:compact
             test $n -eq 2; and xg resume 2>/dev/null | string split -f1 \t
         case xg:run xg:plan
+        case xg-log:show xg-log:diff
+            test $n -eq $first; and xg-log -n 50 2>/dev/null | string split -f1 ' '
+        case 'xg-log:*' 'xg-goal:*'
         case '*'
             __fish_complete_path $cur
     end

@@ -90,6 +90,7 @@ const char *xg_exit_name(int code)
 	case XG_EX_FAIL: return "fail";
 	case XG_EX_USAGE: return "usage";
 	case XG_EX_DATAERR: return "dataerr";
+	case XG_EX_NOINPUT: return "noinput";
 	case XG_EX_UNAVAILABLE: return "unavailable";
 	case XG_EX_SOFTWARE: return "software";
 	case XG_EX_IOERR: return "ioerr";

@@ -15,6 +15,7 @@ enum {
 	XG_EX_FAIL = 1,		/* the work ended without success; records say why */
 	XG_EX_USAGE = 2,	/* bad command line */
 	XG_EX_DATAERR = 65,	/* bad input data */
+	XG_EX_NOINPUT = 66,	/* a named input (a run, a file) does not exist */
 	XG_EX_UNAVAILABLE = 69,	/* provider unavailable after retries */
 	XG_EX_SOFTWARE = 70,	/* internal error, out of memory */
 	XG_EX_IOERR = 74,	/* I/O error, stdout not writable */

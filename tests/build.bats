@@ -39,6 +39,15 @@ copy_tree() {
 	[ -f "$root/opt/xg/share/man/man5/xg-records.5" ] || fail "xg-records.5 not installed"
 	[ -d "$root/opt/xg/share/xg" ] || fail "share/xg not installed"
 	[ -f "$root/opt/xg/share/bash-completion/completions/xg" ] || fail "bash completion not installed"
+	[ -f "$root/opt/xg/share/man/man1/xg-log.1" ] || fail "xg-log.1 not installed"
+	# Each program's completion by its name, where bash-completion and
+	# fish look for it (fish's under the prefix, when it is not a system's).
+	[ "$(readlink "$root/opt/xg/share/bash-completion/completions/xg-log")" = xg ] ||
+		fail "xg-log's bash completion not linked"
+	[ -f "$root/opt/xg/share/fish/vendor_completions.d/xg.fish" ] || fail "fish completion not installed"
+	[ -L "$root/opt/xg/share/fish/vendor_completions.d/xg-log.fish" ] ||
+		fail "xg-log's fish completion not linked"
+	[ -f "$root/opt/xg/share/zsh/site-functions/_xg" ] || fail "zsh completion not installed"
 	[ -f "$root/opt/xg/share/xg/prompts/manifest" ] || fail "the default variant not installed"
 	# Whatever the umask and the modes in the tree, the modes are install's:
 	# 755 for the programs and what the demo runs, 644 for the rest.

@@ -62,11 +62,22 @@ demo_with() {
 	assert_line "plan: plan_ready"
 	assert_line "todo: 3 of 3 done"
 	assert_line --regexp '^xg: completed; 7 tool calls, '
-	run_conv=$(sed -n 's/^xg: completed; .*; conversation //p' <<<"$output")
+	# The session's runs, before the history shows the first again.
+	run_conv=$(sed '/^\$ xg-log$/,$d' <<<"$output" | sed -n 's/^xg: completed; .*; conversation //p')
 	assert_equal "$(wc -l <<<"$run_conv")" 3
 	assert_equal "$(sed -n 2p <<<"$run_conv")" "$(sed -n 3p <<<"$run_conv")"
 	[ "$(sed -n 1p <<<"$run_conv")" != "$(sed -n 2p <<<"$run_conv")" ] || fail "the plan went on with the run's conversation"
 	assert_line --regexp '^ 2 files changed, '
+	# The history the runs left: three rows, the first run again, the sums.
+	assert_line "$ xg-log"
+	assert_equal "$(grep -cE '^[0-9a-f]{8}  [0-9-]{10} [0-9:]{5}  completed +demo/scripted ' <<<"$output")" 3
+	assert_line --regexp '^[0-9a-f]{8}  .*  make the failing test pass$'
+	assert_line --regexp '^\$ xg-log show [0-9a-f]{8}$'
+	shown=$(sed -n '/^\$ xg-log show /,/^# what the runs used/p' <<<"$output")
+	assert_regex "$shown" $'\n> read: roman.sh \\(ok, '
+	assert_regex "$shown" $'\nxg: completed; 4 tool calls, '
+	assert_line "$ xg-log usage --by model"
+	assert_line --regexp '^demo/scripted +3 +63\.7k +54\.5k +4180 +85\.6% +\$0\.0601$'
 	assert_line "demo: every step did what it should (11 requests to the scripted model)."
 	# Not on a terminal: rendered through script(1), without colour or CRs.
 	refute_output --partial $'\r'

@@ -79,6 +79,12 @@ checks = [e for e in log if not e["body"].get("tools")]
 		jq -c .goal "$XG_HOME/state/runs/$r/run.json"
 	done >goal-of-runs
 	[ "$(cat goal-of-runs | tr '\n' ' ')" = '{"status":"active","round":1} {"status":"complete","round":2} ' ]
+	# The runs index has each round as settled: xg-log reads the newer line.
+	run xg-log --json
+	assert_success
+	[ "$(printf '%s\n' "$output" | jq -c '.goal' | tr '\n' ' ')" = \
+	  '{"status":"complete","round":2} {"status":"active","round":1} ' ]
+	[ "$(printf '%s\n' "$output" | jq -r .status | tr '\n' ' ')" = "completed completed " ]
 	# The state is in the conversation, and get reads it back.
 	[ "$(entries .event)" = "set round round " ]
 	xggoal get --conversation g1

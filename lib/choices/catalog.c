@@ -152,6 +152,7 @@ static jv model_entry(const char *id, jv pname, jv prov, jv mname, jv m)
 			  jv_copy(xg_json_get_peek(m, "max_output_tokens")));
 	rec = xg_json_set(rec, "efforts", jv_copy(xg_json_get_peek(m, "efforts")));
 	rec = xg_json_set(rec, "default_effort", jv_copy(xg_json_get_peek(m, "default_effort")));
+	rec = optional(rec, m, "price");
 	jv_free(m);
 	return rec;
 }

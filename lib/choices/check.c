@@ -24,7 +24,7 @@ static const char *const provider_fields[] = {
 };
 
 static const char *const model_fields[] = {
-	"context_window", "max_output_tokens", "efforts", "default_effort", NULL
+	"context_window", "max_output_tokens", "efforts", "default_effort", "price", NULL
 };
 
 static int name_char(int c)
@@ -177,6 +177,9 @@ char *xg_catalog_check_model(const char *prov, const char *name, jv m, const cha
 				 "('efforts' is empty or not given)");
 	if (given(def) && !xg_catalog_accepts_effort_peek(m, jv_string_value(def)))
 		return xg_strdup("'default_effort' must be one of its 'efforts'");
+	*field = "price";
+	if (given(xg_json_get_peek(m, "price")))
+		return xg_catalog_check_price(xg_json_get_peek(m, "price"));
 	*field = NULL;
 	return NULL;
 }

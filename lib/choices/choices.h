@@ -183,9 +183,16 @@ char *xg_catalog_not_offered(const struct xg_catalog *cat, const char *id);
  * The model's entry, borrowed; jv_invalid() when it is not offered.  Its
  * fields: id, provider, name (the model part of the id), kind, base_url,
  * key_env, dialect (when the provider has one), context_window,
- * max_output_tokens, efforts, default_effort.
+ * max_output_tokens, efforts, default_effort, and price when it has one.
  */
 jv xg_catalog_model_peek(const struct xg_catalog *cat, const char *id);
+/*
+ * What tokens cost on model (an entry of the catalog, only looked at), in
+ * dollars, from its price (xg-config(5)): input less cached_input at the
+ * input price, cached_input at the cached price (the input price when it
+ * has none), output at the output price.  -1 when the model has no price.
+ */
+double xg_catalog_cost_peek(jv model, long long input, long long cached, long long output);
 /* The provider (kind, base_url, key_env, and dialect and headers when
  * given), borrowed; jv_invalid() if none. */
 jv xg_catalog_provider_peek(const struct xg_catalog *cat, const char *name);

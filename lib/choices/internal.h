@@ -80,6 +80,11 @@ char *xg_catalog_check_model(const char *prov, const char *name, jv m, const cha
 /* The model entry m (consumed, checked) with the defaults of what it does
  * not give. */
 jv xg_catalog_defaults(jv m);
+/* What is wrong with a model's price (only looked at), NULL when nothing:
+ * an object of "input", "cached_input" (optional) and "output", each a
+ * number of dollars per million tokens, not negative (price.c).  The
+ * caller frees it. */
+char *xg_catalog_check_price(jv price);
 /* "'FILE' line N" for field of provider prov's entry, or of its model
  * (model NULL for the provider's own; field NULL for the entry): the file
  * that gives it.  The caller frees it. */

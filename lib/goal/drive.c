@@ -22,6 +22,7 @@
 #include "goal/internal.h"
 #include "prompt/prompt.h"
 #include "jsonfile.h"
+#include "runindex.h"
 
 #define COMMIT_TRIES 8
 
@@ -309,9 +310,14 @@ static void patch_run(const char *run, jv goal, jv end)
 				info = xg_json_set(info, keys[i], jv_is_valid(v) ? jv_copy(v) : jv_null());
 			}
 		}
-		xg_json_dump(&b, info);
+		xg_json_dump(&b, jv_copy(info));
 		xg_buf_addch(&b, '\n');
-		xg_write_atomic(path, b.buf, b.len, 0600);
+		/* The runs index gets the run's line again, as settled: the
+		 * newer line is the one xg-log reads. */
+		if (xg_write_atomic(path, b.buf, b.len, 0600) == 0 &&
+		    xg_runindex_append(xg_runindex_line_peek(info), NULL) < 0)
+			xg_warn("the runs index still has round %s as xg-run ended it", run);
+		jv_free(info);
 	} else {
 		jv_free(info);
 	}

@@ -66,6 +66,8 @@ struct xg_run_out {
 	struct xg_rec_writer out;	/* standard output */
 	struct xg_rec_writer ev;	/* events.ndjson; fp NULL until opened */
 	char *dir;			/* $state/runs/ID */
+	char *live;			/* its live marker (runindex.h), or NULL */
+	int live_fd;			/* held while the run goes on, or -1 */
 	int write_error;		/* standard output failed */
 };
 
@@ -76,7 +78,8 @@ void xg_run_out_release(struct xg_run_out *o);
 
 /* Writes one record of the run (consumed) to both places. */
 void xg_run_out_write(struct xg_run_out *o, jv rec);
-/* Passes a record the run does not consume to standard output only. */
+/* Passes a record the run does not consume to standard output, and a
+ * notice to events.ndjson too. */
 void xg_run_out_pass(struct xg_run_out *o, const struct xg_rec *rec);
 
 /* Writes runs/ID/run.json (info consumed) atomically; -1 after a message. */
@@ -190,6 +193,7 @@ struct run {
 	int64_t t0;
 	char started[25];
 	char *id, *conv, *cwd;
+	char *account;		/* the account the provider's key is from */
 	int conv_new;
 	int conv_hold;		/* the run's hold on conv (xg_conv_hold), or -1 */
 	const char *mode;
@@ -235,7 +239,6 @@ struct run {
 
 	/* The stall watch and the children (stall.c, subagent.c). */
 	struct run_watch watch;
-	char *account;			/* the account the key is of */
 
 	/* The outcome, for run_end and run.json; rc is -1 while the run goes on.
 	 * provider_error is the class of the provider error that failed it. */

@@ -353,10 +353,10 @@ static void run_release(struct run *r)
 		close(r->conv_hold);
 	free(r->conv);
 	free(r->cwd);
+	free(r->account);
 	free(r->reply);
 	free(r->reason);
 	free(r->gate_err);
-	free(r->account);
 	xg_run_children_release(r);
 }
 

@@ -1,15 +1,18 @@
 /*
- * A run's records, to standard output and to the run's directory.  A
+ * A run's records, to standard output and to the run's directory
+ * (events.ndjson: its own records, and the notices it passes on).  A
  * record is written under the output's lock: the stall watch's thread
  * writes too.
  */
 #include "xg.h"
 #include "run/internal.h"
+#include "runindex.h"
 
 void xg_run_out_init(struct xg_run_out *o, FILE *fp)
 {
 	memset(o, 0, sizeof(*o));
 	pthread_mutex_init(&o->lock, NULL);
+	o->live_fd = -1;
 	xg_rec_writer_init(&o->out, fp);
 }
 
@@ -37,6 +40,11 @@ int xg_run_out_open(struct xg_run_out *o, const char *id)
 	}
 	free(path);
 	xg_rec_writer_init(&o->ev, fp);
+	/* Held until the run's line is in the index: a run killed before
+	 * then is found by it (runindex.h). */
+	o->live_fd = xg_runindex_live_open(id);
+	if (o->live_fd >= 0)
+		o->live = xg_runindex_live_path(id);
 	/* A crash keeps every record written before it. */
 	o->ev.flush_each = 1;
 	return 0;
@@ -52,6 +60,11 @@ void xg_run_out_release(struct xg_run_out *o)
 	}
 	xg_rec_writer_release(&o->out);
 	pthread_mutex_destroy(&o->lock);
+	if (o->live_fd >= 0)
+		close(o->live_fd);
+	o->live_fd = -1;
+	free(o->live);
+	o->live = NULL;
 	free(o->dir);
 	o->dir = NULL;
 }
@@ -73,6 +86,14 @@ void xg_run_out_write(struct xg_run_out *o, jv rec)
 void xg_run_out_pass(struct xg_run_out *o, const struct xg_rec *rec)
 {
 	pthread_mutex_lock(&o->lock);
+	/* A notice an upstream stage wrote is the person's to read again
+	 * (xg-log show), so the run's events keep it too. */
+	if (rec->type && !strcmp(rec->type, "notice") && o->ev.fp &&
+	    xg_rec_write(&o->ev, xg_redact_jv(jv_copy(rec->v))) < 0) {
+		xg_warn("cannot write the run's events: %s", strerror(errno));
+		fclose(o->ev.fp);
+		o->ev.fp = NULL;
+	}
 	if (xg_rec_pass(&o->out, rec) < 0)
 		o->write_error = 1;
 	pthread_mutex_unlock(&o->lock);

@@ -345,6 +345,7 @@ static int open_provider(struct run *r)
 	xg_redact_add(key);
 	collect_secrets(r, &keys);
 	xg_account_keys_release(&keys);
+	free(r->account);
 	r->account = account;
 	r->prov = xg_provider_new(xg_json_set(jv_copy(prov), "name", jv_string(pname)), key, err,
 				  sizeof(err));

@@ -7,9 +7,11 @@
  * those are held back (xg_run_emit) until xg_run_write_start sends
  * run_start and then them.  A failure (xg_run_fail) is noted in the run
  * for run_end and run.json to report, and said on standard error at once.
+ * The run's last run.json also goes to the runs index, as one line.
  */
 #include "xg.h"
 #include "run/internal.h"
+#include "runindex.h"
 
 int xg_run_fail(struct run *r, int rc, const char *fmt, ...)
 {
@@ -91,9 +93,23 @@ jv xg_run_usage(long long in, long long cached, long long out)
 	return xg_json_set(u, "output", jv_number((double)out));
 }
 
+/* What the run's tokens cost, from the catalog's price of its model;
+ * null when it has none. */
+static jv run_cost(const struct run *r)
+{
+	const char *id = xg_json_string_peek(r->model, "id");
+	double cost;
+
+	if (!r->have_catalog || !id)
+		return jv_null();
+	cost = xg_catalog_cost_peek(xg_catalog_model_peek(&r->choices.cat, id), r->in, r->cached,
+				    r->output);
+	return cost < 0 ? jv_null() : jv_number(cost);
+}
+
 void xg_run_write_summary(struct run *r, const char *ended)
 {
-	jv v = jv_object();
+	jv v = jv_object(), line = jv_invalid();
 
 	v = xg_json_set(v, "id", jv_string(r->id));
 	v = xg_json_set(v, "parent", string_or_null(r->o->parent));
@@ -113,7 +129,17 @@ void xg_run_write_summary(struct run *r, const char *ended)
 	 * status after the round once it has settled it). */
 	if (jv_get_kind(xg_json_get_peek(r->request, "goal")) == JV_KIND_OBJECT)
 		v = xg_json_set(v, "goal", jv_copy(xg_json_get_peek(r->request, "goal")));
+	v = xg_json_set(v, "exit", ended ? jv_number(r->rc) : jv_null());
+	v = xg_json_set(v, "cost", run_cost(r));
+	v = xg_json_set(v, "account", string_or_null(r->account));
+	v = xg_json_set(v, "request", string_or_null(xg_json_string_peek(r->request, "text")));
+	v = xg_redact_jv(v);
+	if (ended && r->out.dir)
+		line = xg_runindex_line_peek(v);
 	xg_run_out_summary(&r->out, v);
+	/* After run.json, so a run killed in between is indexed from it. */
+	if (jv_is_valid(line) && xg_runindex_append(line, r->out.live) < 0)
+		xg_warn("the run is not in the runs index yet; xg-log adds it");
 }
 
 void xg_run_write_end(struct run *r)
@@ -137,5 +163,13 @@ void xg_run_write_end(struct run *r)
 	v = xg_json_set(v, "requests", jv_number(r->requests));
 	v = xg_json_set(v, "slices", jv_number(r->slice.number ? r->slice.number : 1));
 	v = xg_json_set(v, "ms", jv_number((double)(xg_clock_ms() - r->t0)));
+	{
+		jv cost = run_cost(r);
+
+		if (jv_get_kind(cost) == JV_KIND_NUMBER)
+			v = xg_json_set(v, "cost", cost);
+		else
+			jv_free(cost);
+	}
 	xg_run_out_write(&r->out, v);
 }

@@ -1,0 +1,110 @@
+/*
+ * The list of runs (xg-log(1) with no verb): the index's lines that pass
+ * the filter, newest first, as rows for a person or as the lines
+ * themselves (--json).
+ *
+ *   3f9a1c2b  2026-11-30 10:56  completed    demo/scripted     1.2k/300  ~/roman  make ...
+ *
+ * The id's last 8 characters, the local start time, the status (with its
+ * stop), the model, tokens in and out, the workspace, the request's first
+ * line.
+ */
+#include "xg.h"
+#include "log/internal.h"
+
+#define REQUEST_MAX 60
+
+struct list {
+	const struct xg_log_opts *o;
+	struct log_filter f;
+	struct xg_buf row;
+	FILE *out;
+	long left;
+	int failed;
+};
+
+/* s cut to at most max bytes on a character's boundary, "..." when cut. */
+static void add_cut(struct xg_buf *b, const char *s, size_t max)
+{
+	size_t n = strcspn(s, "\r\n");
+	int cut = n > max;
+
+	if (cut) {
+		n = max;
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+	}
+	for (size_t i = 0; i < n; i++)
+		xg_buf_addch(b, (unsigned char)s[i] < 0x20 ? ' ' : s[i]);
+	if (cut)
+		xg_buf_addstr(b, "...");
+}
+
+static void add_row(struct xg_buf *b, jv line)
+{
+	const char *id = xg_json_string_peek(line, "run");
+	const char *status = xg_json_string_peek(line, "status");
+	const char *stop = xg_json_string_peek(line, "stop");
+	const char *model = xg_json_string_peek(line, "model");
+	const char *req = xg_json_string_peek(line, "request");
+	jv usage = xg_json_get_peek(line, "usage");
+	long long in = 0, outn = 0;
+	char when[17], tin[24], tout[24], st[40], tok[56];
+	char *ws = xg_log_short_path(xg_json_string_peek(line, "workspace"));
+	size_t idl = id ? strlen(id) : 0;
+
+	xg_log_local_time(xg_log_started_peek(line), when);
+	xg_json_int_peek(usage, "input", &in);
+	xg_json_int_peek(usage, "output", &outn);
+	xg_log_count(in, tin);
+	xg_log_count(outn, tout);
+	snprintf(tok, sizeof(tok), "%s/%s", tin, tout);
+	snprintf(st, sizeof(st), "%s%s%s%s", status ? status : "?", stop ? " (" : "",
+		 stop ? stop : "", stop ? ")" : "");
+	xg_buf_addf(b, "%s  %s  %-12s %-20s %11s  ", idl > 8 ? id + idl - 8 : id ? id : "?",
+		    when, st, model ? model : "-", tok);
+	add_cut(b, ws, 40);
+	xg_buf_addstr(b, "  ");
+	add_cut(b, req ? req : "", REQUEST_MAX);
+	xg_buf_addch(b, '\n');
+	free(ws);
+}
+
+static int visit(jv line, void *ctx)
+{
+	struct list *l = ctx;
+
+	if (!xg_log_filter_peek(&l->f, line))
+		return 0;
+	xg_buf_reset(&l->row);
+	if (l->o->json) {
+		xg_json_dump(&l->row, jv_copy(line));
+		xg_buf_addch(&l->row, '\n');
+	} else {
+		add_row(&l->row, line);
+	}
+	if (fwrite(l->row.buf, 1, l->row.len, l->out) != l->row.len) {
+		l->failed = 1;
+		return 1;
+	}
+	return l->left > 0 && --l->left == 0;
+}
+
+int xg_log_list(const struct xg_log_opts *o, FILE *out)
+{
+	struct list l = { o, { 0 }, XG_BUF_INIT(0), out, o->max, 0 };
+	struct log_index ix;
+	int rc;
+
+	if ((rc = xg_log_filter_init(&l.f, o)))
+		return rc;
+	if ((rc = xg_log_index_open(&ix)) == 0) {
+		ix.needle = xg_log_filter_needle(&l.f);
+		xg_log_index_scan(&ix, 1, visit, &l);
+		rc = l.failed ? XG_EX_IOERR : xg_log_index_status(&ix);
+	}
+	xg_log_index_close(&ix);
+	xg_log_filter_release(&l.f);
+	xg_buf_release(&l.row);
+	return rc;
+}
