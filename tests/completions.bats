@@ -27,23 +27,22 @@ setup() {
 	cd ws
 }
 
-# A stand-in xg-goal, with the verbs and options agreed for it, on PATH.
-goal_installed() {
-	mkdir -p "$BATS_TEST_TMPDIR/goalbin"
-	cat >"$BATS_TEST_TMPDIR/goalbin/xg-goal" <<-'EOF'
-	#!/bin/sh
-	cat <<'USAGE'
-	usage: xg-goal set [--rounds N] [--hours H] [--conversation id] [--replace] [--no-run] [--model id] [--effort effort] [--variant ref] [--account name] [--mode mode] objective
-	   or: xg-goal get [--conversation id]
-	   or: xg-goal edit [--conversation id] objective
-	   or: xg-goal pause [--conversation id]
-	   or: xg-goal resume [--conversation id] [--model id]
-	   or: xg-goal clear [--conversation id]
+# PATH without xg-goal (every other program linked into a folder of its
+# own, the build's folders left out), and back with it.
+goal_uninstalled() {
+	local d="$BATS_TEST_TMPDIR/nogoal" bin p
+	bin=$(dirname "$(command -v xg-goal)")
+	mkdir -p "$d"
+	for p in "$bin"/xg*; do
+		[ "${p##*/}" = xg-goal ] || ln -sf "$p" "$d/"
+	done
+	SAVED_PATH=$PATH
+	PATH="$d:$(printf '%s\n' "$PATH" | tr ':' '\n' | grep -vxF -e "$bin" -e "$XG_SRCDIR/bin" | paste -sd:)"
+	! command -v xg-goal >/dev/null
+}
 
-	USAGE
-	EOF
-	chmod +x "$BATS_TEST_TMPDIR/goalbin/xg-goal"
-	PATH="$BATS_TEST_TMPDIR/goalbin:$PATH"
+goal_installed() {
+	PATH=$SAVED_PATH
 }
 
 # bash: the candidates for the last of the words, one a line.
@@ -78,10 +77,17 @@ lines() { printf '%s\n' "$@" | sort; }
 	assert_line compact
 	assert_line log
 	assert_line choices
-	refute_line goal
-	goal_installed
-	run bash_complete xg ""
+	# goal is xg's own verb, there whether xg-goal is or not.
 	assert_line goal
+	# A program on PATH is offered by the name xg knows it by.
+	mkdir -p "$BATS_TEST_TMPDIR/more"
+	printf '#!/bin/sh\n' >"$BATS_TEST_TMPDIR/more/xg-frob"
+	chmod +x "$BATS_TEST_TMPDIR/more/xg-frob"
+	run bash_complete xg ""
+	refute_line frob
+	PATH="$BATS_TEST_TMPDIR/more:$PATH"
+	run bash_complete xg ""
+	assert_line frob
 }
 
 @test "bash: a program's verbs, options and their values" {
@@ -114,6 +120,7 @@ lines() { printf '%s\n' "$@" | sort; }
 }
 
 @test "bash: xg-goal's verbs and options once it is installed, nothing before" {
+	goal_uninstalled
 	assert_equal "$(bash_complete xg goal "")" ""
 	goal_installed
 	assert_equal "$(bash_complete xg goal "")" "$(lines clear edit get pause resume set)"
@@ -122,7 +129,8 @@ lines() { printf '%s\n' "$@" | sort; }
 	assert_line --hours
 	assert_line --no-run
 	assert_line --replace
-	assert_equal "$(bash_complete xg-goal set --mode "")" "$(lines normal plan)"
+	run bash_complete xg-goal set --model fake/
+	assert_output fake/m
 	assert_equal "$(bash_complete xg goal resume --conversation "")" 20261130-105624-9c1e07aa
 }
 
@@ -143,10 +151,11 @@ lines() { printf '%s\n' "$@" | sort; }
 }
 
 @test "zsh: the same verbs, values, conversations and runs" {
+	goal_uninstalled
 	run zsh_complete xg ""
 	assert_line log
 	assert_line compact
-	refute_line goal
+	assert_line goal
 	assert_equal "$(zsh_complete xg-log "")" "$(lines conversations diff prune show usage)"
 	assert_equal "$(zsh_complete xg-run --mode "")" "$(lines normal plan)"
 	run zsh_complete xg run --effort ""
@@ -161,10 +170,11 @@ lines() { printf '%s\n' "$@" | sort; }
 }
 
 @test "fish: the same verbs, values, conversations and runs" {
+	goal_uninstalled
 	run fish_complete "xg "
 	assert_line log
 	assert_line compact
-	refute_line goal
+	assert_line goal
 	assert_equal "$(fish_complete "xg-log ")" "$(lines conversations diff prune show usage)"
 	assert_equal "$(fish_complete "xg-run --mode ")" "$(lines normal plan)"
 	run fish_complete "xg run --effort "
