@@ -12,14 +12,15 @@
 static const char *const usage[] = {
 	"xg-run [-v] [--stream] [--conversation id] [--model model] [--effort effort] "
 	"[--account name] [--variant ref] [--mode mode] [--ask command] [--gate filter] "
-	"[--work-slice policy] [request]",
+	"[--work-slice policy] [--sandbox[=mode]] [request]",
 	"xg-run --compact --conversation id [-v] [--model model] [--effort effort] "
 	"[--account name] [--variant ref]",
 	NULL
 };
 
 enum { OPT_STREAM = 1, OPT_CONV, OPT_MODEL, OPT_EFFORT, OPT_ACCOUNT, OPT_VARIANT,
-       OPT_MODE, OPT_ASK, OPT_GATE, OPT_SLICE, OPT_COMPACT };
+       OPT_MODE, OPT_ASK, OPT_GATE, OPT_SLICE, OPT_COMPACT,
+       OPT_SANDBOX };
 
 static const struct xg_option options[] = {
 	{ 'v', 'v', "verbose", NULL, "say on stderr which upstream records were computed" },
@@ -34,6 +35,7 @@ static const struct xg_option options[] = {
 	{ OPT_GATE, 0, "gate", "filter", "a jq filter that allows or refuses each tool call" },
 	{ OPT_SLICE, 0, "work-slice", "policy", "off, or maxToolCalls=N,maxMinutes=M,maxSlices=K" },
 	{ OPT_COMPACT, 0, "compact", NULL, "compact the conversation now; no request" },
+	{ OPT_SANDBOX, 0, "sandbox", "[=mode]", "run bash in the sandbox: on, net (with the network) or off" },
 	{ 0 }
 };
 
@@ -68,6 +70,7 @@ int main(int argc, char **argv)
 		case OPT_GATE: ro.gate = arg; break;
 		case OPT_SLICE: ro.work_slice = arg; break;
 		case OPT_COMPACT: ro.compact = 1; break;
+		case OPT_SANDBOX: ro.sandbox = arg ? arg : "on"; break;
 		}
 	}
 	if (o.nargs > 1)

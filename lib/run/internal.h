@@ -10,6 +10,7 @@
  *
  *   loop.c      xg_run: the rounds, the tool calls, how the run ends
  *   prepare.c   everything before the first request
+ *   confine.c   whether bash runs in the sandbox, and how
  *   call.c      one provider call, and run_start at its first event
  *   history.c   the conversation: loaded, and appended to
  *   compaction.c  the older history summarised when the context fills,
@@ -129,6 +130,7 @@ struct run {
 	int have_catalog;
 	struct xg_provider *prov;
 	const char **env_drop;
+	struct xg_tool_sandbox sandbox;	/* bash's (confine.c); bwrap NULL: none */
 	jv tools;		/* the tool table every request carries */
 	long long stable;	/* bytes of the system prompt that never change */
 
@@ -272,6 +274,13 @@ void xg_run_compact_release(struct run *r);
 int xg_run_prepare(struct run *r, FILE *fp);
 /* Joins the threads xg_run_prepare started, however far it got. */
 void xg_run_prepare_join(struct run *r);
+
+/* ---- confine.c: the sandbox of bash ---- */
+
+/* Sets r->sandbox from the setting and the mode; 0, or 78 when a sandbox
+ * is asked for and cannot be had (or the setting is wrong). */
+int xg_run_sandbox_pick(struct run *r);
+void xg_run_sandbox_release(struct run *r);
 
 /* ---- call.c: one provider call ---- */
 

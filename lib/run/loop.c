@@ -84,6 +84,7 @@ static jv call_result(struct run *r, int bad_args, const char *id, const char *n
 	ctx.env_drop = r->env_drop;
 	ctx.abort = &r->signal;
 	ctx.procs = &r->procs;
+	ctx.sandbox = &r->sandbox;
 	return xg_tool_run(&ctx, name, args);
 }
 
@@ -314,6 +315,7 @@ static void run_release(struct run *r)
 	for (i = 0; r->env_drop && r->env_drop[i]; i++)
 		free((char *)r->env_drop[i]);
 	free(r->env_drop);
+	xg_run_sandbox_release(r);
 	jv_free(r->request);
 	xg_run_input_release(r);
 	jv_free(r->snapshot);

@@ -398,7 +398,8 @@ int xg_run_prepare(struct run *r, FILE *fp)
 		return xg_run_fail(r, XG_EX_IOERR, "cannot make the run's directory");
 	if (xg_run_read_input(r) || r->rc >= 0)
 		return r->rc;
-	if (pick_mode(r) || pick_conversation(r) || pick_workspace(r))
+	if (pick_mode(r) || pick_conversation(r) || pick_workspace(r) ||
+	    xg_run_sandbox_pick(r))
 		return r->rc;
 	start_gate(r);
 	xg_run_start_input(r);

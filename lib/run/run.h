@@ -31,6 +31,7 @@ struct xg_run_opts {
 	const char *ask;		/* --ask */
 	const char *gate;		/* --gate */
 	const char *work_slice;		/* --work-slice: the slice policy */
+	const char *sandbox;		/* --sandbox: "on", "net", "off"; NULL: unset */
 	int stream;			/* --stream: text records */
 	int verbose;			/* -v */
 	int read_stdin;			/* read records from standard input */
