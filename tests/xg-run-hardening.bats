@@ -1,0 +1,58 @@
+#!/usr/bin/env bats
+# What issue 17 left for xg-run and its readers: a damaged line in the
+# middle of a conversation gets a notice, an SSE event over its ceiling is
+# exit 65 (xg(7), a reply too large), and wrong-typed fields of the model
+# record name the field.  Against the loopback fake provider.
+
+load lib/helper
+load lib/fake-provider
+load lib/xg-run
+
+setup() {
+	xg_run_setup
+}
+
+teardown() {
+	fake_provider_stop
+}
+
+@test "a damaged line in the middle of a conversation is skipped with a notice naming it" {
+	serve openai-chat <<-'EOF2'
+	{"text": "first answer"}
+	{"text": "second answer"}
+	EOF2
+	xgrun --conversation c1 "first question"
+	assert_success
+	[ -z "$(recs notice)" ]
+	# A torn append that a later one followed: a line that is not JSON.
+	lines_before=$(wc -l <"$CONVS/c1.jsonl")
+	printf '{"type":"message","role":"user","te\n' >>"$CONVS/c1.jsonl"
+	echo '{"type":"message","role":"user","text":"typed later","at":"2026-12-01T00:00:00.000Z"}' >>"$CONVS/c1.jsonl"
+	xgrun --conversation c1 "second question"
+	assert_success
+	assert_equal "$(recs notice | jq -r .text)" \
+		"line $((lines_before + 1)) of conversation c1 is not a JSON object (a damaged entry); it is skipped"
+	[[ "$stderr" == *"line $((lines_before + 1)) of conversation c1"* ]]
+	# The rest of the history went out whole.
+	fake_log 'm = log[1]["body"]["messages"]; t = [x.get("content") for x in m]; assert "first answer" in str(t) and "typed later" in str(t), t'
+}
+
+@test "two damaged lines are counted, the first named; a clean conversation has no notice" {
+	serve openai-chat <<-'EOF2'
+	{"text": "a"}
+	{"text": "b"}
+	{"text": "c"}
+	EOF2
+	xgrun --conversation c2 "one"
+	assert_success
+	n=$(wc -l <"$CONVS/c2.jsonl")
+	printf 'not json\n[1, 2]\n' >>"$CONVS/c2.jsonl"
+	xgrun --conversation c2 "two"
+	assert_success
+	assert_equal "$(recs notice | jq -r .text)" \
+		"2 lines of conversation c2, the first line $((n + 1)), are not JSON objects (damaged entries); they are skipped"
+	sed -i '/^not json$/d; /^\[1, 2\]$/d' "$CONVS/c2.jsonl"
+	xgrun --conversation c2 "three"
+	assert_success
+	[ -z "$(recs notice)" ]
+}
