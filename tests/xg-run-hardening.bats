@@ -56,3 +56,22 @@ teardown() {
 	assert_success
 	[ -z "$(recs notice)" ]
 }
+
+@test "an SSE event over 16 MiB ends the run with 69, the provider's, saying so, and is not retried" {
+	python3 - "$BATS_TEST_TMPDIR/big.sse" <<-'PY'
+	import json, sys
+	piece = "x" * (17 << 20)
+	with open(sys.argv[1], "w") as f:
+	    f.write("data: " + json.dumps({"choices": [{"index": 0, "delta": {"content": piece}}]}) + "\n\n")
+	    f.write("data: [DONE]\n\n")
+	PY
+	serve openai-chat <<-EOF2
+	{"raw_file": "$BATS_TEST_TMPDIR/big.sse"}
+	EOF2
+	xgrun "say a lot"
+	assert_failure 69
+	[ "$(end_field .status)" = failed ]
+	[[ "$(end_field .reason)" == *"larger than $((16 << 20)) bytes"* ]] || fail "reason: $(end_field .reason)"
+	[ -z "$(recs retry)" ]
+	fake_log 'assert len(log) == 1, len(log)'
+}
