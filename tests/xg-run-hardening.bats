@@ -75,3 +75,36 @@ teardown() {
 	[ -z "$(recs retry)" ]
 	fake_log 'assert len(log) == 1, len(log)'
 }
+
+@test "a model record whose id or provider is not a string is exit 65 naming the field" {
+	serve openai-chat </dev/null
+	for field in id provider; do
+		rec=$(jq -cn --arg f "$field" '{type: "model", provider: "fake", id: "fake/m", effort: null, source: "flag"} | .[$f] = 7')
+		run_split xg-run <<<"{\"type\":\"request\",\"text\":\"x\"}
+$rec"
+		assert_failure 65
+		[[ "$stderr" == *"field '$field' of the model record is a number, not a string"* ]] ||
+			fail "$field: $stderr"
+		[[ "$stderr" != *"no model to run on"* ]]
+	done
+	fake_log 'assert len(log) == 0'
+}
+
+@test "xg-choices start names the request's line in each error about it" {
+	mkdir -p "$XG_HOME/config"
+	notice='{"type":"notice","from":"t","text":"first"}'
+	for req in '{"type":"request","text":"x","mode":"BAD"}|65|request on line 2: '"'BAD'"' is not a mode name' \
+		'{"type":"request","text":"x","conversation":"../x"}|65|request on line 2: '"'../x'"' is not a conversation id' \
+		'{"type":"request","text":"x","account":"../x"}|65|(request.account on line 2) is not an account name' \
+		'{"type":"request","text":"x","account":5}|65|request on line 2: '"'account'"' must be a string' \
+		'{"type":"request","text":"x","model":"nope/none"}|78|request on line 2: cannot start on nope/none'; do
+		input=${req%%|*}
+		rest=${req#*|}
+		code=${rest%%|*}
+		want=${rest#*|}
+		run_split xg-choices start <<<"$notice
+$input"
+		assert_failure "$code"
+		[[ "$stderr" == *"$want"* ]] || fail "for $input: $stderr"
+	done
+}
