@@ -232,7 +232,7 @@ static int visit_lines(char *buf, size_t len, const char *needle, xg_conv_visit_
 			end = start;
 			continue;
 		}
-		v = jv_parse_sized(buf + start, (int)(end - 1 - start));
+		v = xg_json_parse(buf + start, (end - 1 - start));
 		if (jv_get_kind(v) == JV_KIND_OBJECT) {
 			int r = visit(v, ctx);
 			jv_free(v);

@@ -108,3 +108,16 @@ $input"
 		[[ "$stderr" == *"$want"* ]] || fail "for $input: $stderr"
 	done
 }
+
+@test "a record line holding a NUL byte is exit 65 naming the line and the byte (make fuzz found libjq leak on it)" {
+	printf '{"type":"notice","from":"t","text":"first"}\n{\0""\n' >in.ndjson
+	run_split xg-choices start <in.ndjson
+	assert_failure 65
+	assert_equal "$stderr" "xg-choices: standard input: line 2: not JSON: a NUL byte at byte 2, which JSON text cannot hold"
+	mkdir -p "$CONVS"
+	printf '%s\n' '{"type":"conversation","schema":"xg/1","id":"c3","created":"2026-12-01T00:00:00.000Z","cwd":"/"}' >"$CONVS/c3.jsonl"
+	printf '{\0""\n' >>"$CONVS/c3.jsonl"
+	run_split xg-test lib conv-scan c3
+	assert_success
+	[ "${#lines[@]}" = 1 ]
+}

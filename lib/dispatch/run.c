@@ -162,7 +162,7 @@ static int use_color(void)
 /* Keeps the reply a record line tells of, when it is a record. */
 static void see_line(const struct xg_buf *line, char **reply)
 {
-	jv v = jv_parse_sized(line->buf, (int)line->len);
+	jv v = xg_json_parse(line->buf, line->len);
 
 	if (jv_get_kind(v) == JV_KIND_OBJECT)
 		xg_dispatch_reply_peek(v, reply);
