@@ -118,12 +118,22 @@ fuzz: fuzz-build
 	@sh tests/fuzz/seed.sh
 	@for t in $(FUZZ_TARGETS); do \
 	  echo "== fuzz $$t, $(FUZZ_SECONDS) s"; \
-	  tests/fuzz/bin/$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -close_fd_mask=2 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/fuzz/lsan.supp tests/fuzz/bin/$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -close_fd_mask=2 \
 	    -rss_limit_mb=1024 -artifact_prefix=tests/fuzz/work/$$t/ \
 	    tests/fuzz/work/$$t/corpus tests/fuzz/work/$$t/seed 2>tests/fuzz/work/$$t.log || \
 	    { tail -n 40 tests/fuzz/work/$$t.log; exit 1; }; \
 	  grep -E '^stat::(number_of_executed_units|peak_rss_mb)|^#[0-9]+.*DONE' tests/fuzz/work/$$t.log; \
 	done
+
+# Runs killed with SIGKILL at random moments, then every conversation read,
+# resumed and checked, every run.json parsed, no tool left; and concurrent
+# writers of choices and a conversation (tests/torture/torture.py).  Not in
+# CI; make check runs a small one (tests/torture.bats).
+TORTURE_RUNS = 200
+TORTURE_WORKERS = 4
+torture: all $(DRIVER)
+	PATH="$(CURDIR)/bin:$(CURDIR)/tests/bin:$$PATH" python3 tests/torture/torture.py \
+	  --runs $(TORTURE_RUNS) --workers $(TORTURE_WORKERS) --writers 20
 
 # A scripted agent session on the loopback model: no key, no network, a few
 # seconds (share/xg/demo/README).
