@@ -63,8 +63,13 @@ static char *hidden(char *dir)
 
 int xg_run_sandbox_pick(struct run *r)
 {
+	return xg_run_sandbox_pick_read_only(r, !strcmp(r->mode, "plan"));
+}
+
+int xg_run_sandbox_pick_read_only(struct run *r, int read_only)
+{
 	const char *value, *from;
-	int plan = !strcmp(r->mode, "plan"), ok, n = 0;
+	int plan = read_only, ok, n = 0;
 	char why[512];
 	jv conf = jv_null();
 
@@ -90,8 +95,9 @@ int xg_run_sandbox_pick(struct run *r)
 
 		notice = xg_json_set(notice, "from", jv_string(xg_progname));
 		notice = xg_json_set(notice, "text", jv_string_fmt(
-			"plan mode: bash runs without the sandbox (%s), so the workspace is "
-			"not read-only to it", why));
+			"%s: bash runs without the sandbox (%s), so the workspace is not "
+			"read-only to it", strcmp(r->mode, "plan") ? "a read-only run" : "plan mode",
+			why));
 		xg_run_emit(r, notice);
 		jv_free(conf);
 		return 0;

@@ -280,6 +280,10 @@ void xg_run_prepare_join(struct run *r);
 /* Sets r->sandbox from the setting and the mode; 0, or 78 when a sandbox
  * is asked for and cannot be had (or the setting is wrong). */
 int xg_run_sandbox_pick(struct run *r);
+/* The same for a run whose bash must not write when read_only is set
+ * (plan mode; a read-only profile such as a subagent's "explore"): the
+ * sandbox whenever it can run, the workspace read-only, else a notice. */
+int xg_run_sandbox_pick_read_only(struct run *r, int read_only);
 void xg_run_sandbox_release(struct run *r);
 
 /* ---- call.c: one provider call ---- */
