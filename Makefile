@@ -118,7 +118,8 @@ fuzz: fuzz-build
 	@sh tests/fuzz/seed.sh
 	@for t in $(FUZZ_TARGETS); do \
 	  echo "== fuzz $$t, $(FUZZ_SECONDS) s"; \
-	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/fuzz/lsan.supp tests/fuzz/bin/$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -close_fd_mask=2 \
+	  ASAN_OPTIONS=fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/fuzz/lsan.supp \
+	    tests/fuzz/bin/$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -close_fd_mask=2 \
 	    -rss_limit_mb=1024 -artifact_prefix=tests/fuzz/work/$$t/ \
 	    tests/fuzz/work/$$t/corpus tests/fuzz/work/$$t/seed 2>tests/fuzz/work/$$t.log || \
 	    { tail -n 40 tests/fuzz/work/$$t.log; exit 1; }; \
