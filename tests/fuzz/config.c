@@ -16,10 +16,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct xg_catalog cat;
+	jv models;
 
 	fuzz_write("config/models.json", data, size);
 	if (xg_catalog_load(&cat) == 0) {
-		jv_object_foreach(jv_copy(cat.models), id, m) {
+		/* jv_object_foreach names its object more than once. */
+		models = cat.models;
+		jv_object_foreach(models, id, m) {
 			char *why = xg_catalog_not_offered(&cat, jv_string_value(id));
 			char *efforts = xg_catalog_efforts_text(jv_copy(m));
 
