@@ -72,7 +72,8 @@ static int name_tmpfile(int fd, char *tmp)
  * The file is written and synced before it has a name where the kernel
  * allows (O_TMPFILE): a writer killed meanwhile leaves nothing behind,
  * which matters for a file holding keys.  It is named only for the
- * rename; elsewhere it is a mkostemp file from the start.
+ * rename; elsewhere (no O_TMPFILE, or no /proc to name it through) it is
+ * a mkostemp file from the start.
  */
 int xg_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
 {
@@ -81,6 +82,7 @@ int xg_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
 	int fd, rc = -1, unnamed = 1;
 
 	fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode & 0777);
+again:
 	if (fd < 0) {
 		unnamed = 0;
 		fd = mkostemp(tmp, O_CLOEXEC);
@@ -97,9 +99,11 @@ int xg_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
 		goto out;
 	}
 	if (unnamed && name_tmpfile(fd, tmp) < 0) {
-		xg_error_errno("cannot name a temporary file beside '%s'", path);
+		/* No /proc to name it through: write it again, named. */
 		close(fd);
-		goto out;
+		fd = -1;
+		memcpy(tmp + strlen(tmp) - 6, "XXXXXX", 6);
+		goto again;
 	}
 	if (close(fd) < 0) {
 		xg_error_errno("cannot write '%s'", tmp);
