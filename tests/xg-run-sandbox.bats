@@ -135,6 +135,17 @@ CONNECT='python3 -c "import os, socket; socket.create_connection((\"127.0.0.1\",
 	[[ "$out" == *"rc 1"* ]]
 }
 
+@test "xg plan's bash cannot write the workspace either" {
+	need_bwrap
+	echo keep >p.txt
+	serve openai-chat < <(echo '{"tool_calls": [{"id": "c1", "name": "bash", "args": {"command": "echo lost >p.txt; touch new.txt"}}]}'; echo '{"text": "<proposed_plan>\n1. x\n</proposed_plan>"}')
+	run_split xg plan --json --model fake/m "plan it"
+	assert_success
+	[ "$(cat p.txt)" = keep ]
+	[ ! -e new.txt ]
+	[[ "$(recs tool_result | jq -r .output)" == *"Read-only file system"* ]]
+}
+
 @test "--sandbox without bwrap is exit 78 saying what to install, and nothing is run" {
 	mkdir nobwrap
 	ln -s "$(command -v python3)" nobwrap/python3
