@@ -79,6 +79,9 @@ int main(int argc, char **argv)
 		xg_usage_error(&cmd, "'%s' " XG_CONV_ID_BAD, ro.conversation);
 	if (ro.mode && !xg_conv_mode_valid(ro.mode))
 		xg_usage_error(&cmd, "'%s' " XG_CONV_MODE_BAD, ro.mode);
+	if (ro.sandbox && strcmp(ro.sandbox, "on") && strcmp(ro.sandbox, "net") &&
+	    strcmp(ro.sandbox, "off"))
+		xg_usage_error(&cmd, "--sandbox takes on, net or off, not '%s'", ro.sandbox);
 	if (ro.compact && (o.nargs || !ro.conversation))
 		xg_usage_error(&cmd, "--compact takes --conversation and no request");
 	if (o.nargs == 1 && strcmp(o.args[0], "-"))

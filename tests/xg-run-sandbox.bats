@@ -121,6 +121,9 @@ CONNECT='python3 -c "import os, socket; socket.create_connection((\"127.0.0.1\",
 	xgrun "go"
 	assert_failure 78
 	[[ "$stderr" == *"config.json: field 'sandbox' must be"* ]]
+	run_split xg-run --model fake/m --sandbox=yes "go"
+	assert_failure 2
+	[[ "$stderr" == *"--sandbox takes on, net or off, not 'yes'"* ]]
 	fake_log 'assert len(log) == 0'
 }
 
