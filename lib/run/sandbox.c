@@ -31,9 +31,10 @@ static char *find_bwrap(void)
 
 		colon = strchr(p, ':');
 		len = colon ? (size_t)(colon - p) : strlen(p);
-		/* An empty entry is the current directory, which is the
-		 * workspace, the model's to fill: never looked in. */
-		if (len) {
+		/* An empty or relative entry is looked up from the current
+		 * directory, which is the workspace, the model's to fill:
+		 * never looked in. */
+		if (len && p[0] == '/') {
 			cand = xg_asprintf("%.*s/bwrap", (int)len, p);
 			if (access(cand, X_OK) == 0)
 				return cand;
