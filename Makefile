@@ -79,6 +79,63 @@ lint-man:
 lint:
 	@sh tests/lint
 
+# libFuzzer targets (tests/fuzz/README): libxg built again with clang and
+# the fuzzer's instrumentation, one program per reader, each run for
+# FUZZ_SECONDS on its corpus (seeded from the fixtures by tests/fuzz/seed.sh).
+FUZZ_CC = clang
+FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+FUZZ_LDFLAGS = -fsanitize=fuzzer,address,undefined
+FUZZ_SECONDS = 60
+FUZZ_TARGETS = rec sse-openai-responses sse-openai-chat sse-anthropic-messages plan config \
+	choices conversation
+FUZZ_LIB_OBJ := $(patsubst %.c,tests/fuzz/obj/%.o,$(LIB_SRC))
+FUZZ_BINS := $(addprefix tests/fuzz/bin/,$(FUZZ_TARGETS))
+FUZZ_CPPFLAGS = $(CPPFLAGS) -Itests/fuzz -DFUZZ_SHARE='"$(CURDIR)/share/xg"'
+
+tests/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
+
+tests/fuzz/obj/libxg.a: $(FUZZ_LIB_OBJ) tests/fuzz/obj/tests/fuzz/home.o
+	rm -f $@
+	$(AR) rcs $@ $^
+
+tests/fuzz/bin/sse-%: tests/fuzz/sse.c tests/fuzz/fuzz.h tests/fuzz/obj/libxg.a
+	@mkdir -p tests/fuzz/bin
+	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -DFUZZ_KIND='"$*"' $(FUZZ_LDFLAGS) -o $@ $< \
+	  tests/fuzz/obj/libxg.a $(LDLIBS)
+
+tests/fuzz/bin/%: tests/fuzz/%.c tests/fuzz/fuzz.h tests/fuzz/obj/libxg.a
+	@mkdir -p tests/fuzz/bin
+	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) $(FUZZ_LDFLAGS) -o $@ $< tests/fuzz/obj/libxg.a \
+	  $(LDLIBS)
+
+fuzz-build: $(FUZZ_BINS)
+
+# Each target in turn; a crash stops make, its input saved as
+# tests/fuzz/work/TARGET/crash-*.  The last lines of each run are its figures.
+fuzz: fuzz-build
+	@sh tests/fuzz/seed.sh
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "== fuzz $$t, $(FUZZ_SECONDS) s"; \
+	  ASAN_OPTIONS=fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/fuzz/lsan.supp \
+	    tests/fuzz/bin/$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -close_fd_mask=2 \
+	    -rss_limit_mb=1024 -artifact_prefix=tests/fuzz/work/$$t/ \
+	    tests/fuzz/work/$$t/corpus tests/fuzz/work/$$t/seed 2>tests/fuzz/work/$$t.log || \
+	    { tail -n 40 tests/fuzz/work/$$t.log; exit 1; }; \
+	  grep -E '^stat::(number_of_executed_units|peak_rss_mb)|^#[0-9]+.*DONE' tests/fuzz/work/$$t.log; \
+	done
+
+# Runs killed with SIGKILL at random moments, then every conversation read,
+# resumed and checked, every run.json parsed, no tool left; and concurrent
+# writers of choices and a conversation (tests/torture/torture.py).  Not in
+# CI; make check runs a small one (tests/torture.bats).
+TORTURE_RUNS = 200
+TORTURE_WORKERS = 4
+torture: all $(DRIVER)
+	PATH="$(CURDIR)/bin:$(CURDIR)/tests/bin:$$PATH" python3 tests/torture/torture.py \
+	  --runs $(TORTURE_RUNS) --workers $(TORTURE_WORKERS) --writers 20
+
 # A scripted agent session on the loopback model: no key, no network, a few
 # seconds (share/xg/demo/README).
 demo: all
@@ -126,8 +183,9 @@ print-deps:
 
 clean:
 	rm -rf bin tests/bin tests/vgbin bench/bin lib/libxg.a .build-flags
+	rm -rf tests/fuzz/obj tests/fuzz/bin
 	find lib cmd tests bench -name '*.[od]' -delete
 
 FORCE:
-.PHONY: all check demo lint lint-man bench install uninstall deps print-deps clean FORCE
+.PHONY: fuzz fuzz-build torture all check demo lint lint-man bench install uninstall deps print-deps clean FORCE
 .SECONDARY: $(LIB_OBJ) $(CMD_SRC:.c=.o) $(DRIVER_OBJ) bench/curl-floor.o

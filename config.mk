@@ -29,4 +29,5 @@ SANITIZE_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanit
 # The Debian 12 packages needed to build and test.
 DEPS = build-essential pkg-config libgit2-dev libcurl4-openssl-dev libjq-dev \
 	libonig-dev libpcre2-dev bats bats-assert bats-support mandoc git valgrind \
-	python3 ca-certificates bsdextrautils jq bash-completion zsh fish parallel
+	python3 ca-certificates bsdextrautils jq bash-completion zsh fish parallel \
+	bubblewrap clang libclang-rt-14-dev

@@ -12,7 +12,8 @@
 static const char *const usage[] = {
 	"xg-run [-v] [--stream] [--conversation id] [--model model] [--effort effort] "
 	"[--account name] [--variant ref] [--mode mode] [--ask command] [--gate filter] "
-	"[--work-slice policy] [--profile name] [--parent run] [--run-id id] [request]",
+	"[--work-slice policy] [--sandbox[=mode]] [--profile name] [--parent run] [--run-id id] "
+	"[request]",
 	"xg-run --compact --conversation id [-v] [--model model] [--effort effort] "
 	"[--account name] [--variant ref]",
 	NULL
@@ -20,7 +21,7 @@ static const char *const usage[] = {
 
 enum { OPT_STREAM = 1, OPT_CONV, OPT_MODEL, OPT_EFFORT, OPT_ACCOUNT, OPT_VARIANT,
        OPT_MODE, OPT_ASK, OPT_GATE, OPT_SLICE, OPT_COMPACT, OPT_PROFILE, OPT_PARENT,
-       OPT_RUN_ID };
+       OPT_RUN_ID, OPT_SANDBOX };
 
 static const struct xg_option options[] = {
 	{ 'v', 'v', "verbose", NULL, "say on stderr which upstream records were computed" },
@@ -35,6 +36,7 @@ static const struct xg_option options[] = {
 	{ OPT_GATE, 0, "gate", "filter", "a jq filter that allows or refuses each tool call" },
 	{ OPT_SLICE, 0, "work-slice", "policy", "off, or maxToolCalls=N,maxMinutes=M,maxSlices=K" },
 	{ OPT_COMPACT, 0, "compact", NULL, "compact the conversation now; no request" },
+	{ OPT_SANDBOX, 0, "sandbox", "[=mode]", "run bash in the sandbox: on, net (with the network) or off" },
 	{ OPT_PROFILE, 0, "profile", "name", "offer only the tools of a profile: explore, worker" },
 	{ OPT_PARENT, 0, "parent", "run", "run as a subagent of this run" },
 	{ OPT_RUN_ID, 0, "run-id", "id", "the run's id, instead of a new one" },
@@ -75,6 +77,7 @@ int main(int argc, char **argv)
 		case OPT_PROFILE: ro.profile = arg; break;
 		case OPT_PARENT: ro.parent = arg; break;
 		case OPT_RUN_ID: ro.run_id = arg; break;
+		case OPT_SANDBOX: ro.sandbox = arg ? arg : "on"; break;
 		}
 	}
 	if (o.nargs > 1)
@@ -88,6 +91,9 @@ int main(int argc, char **argv)
 			       ro.run_id : ro.parent);
 	if (ro.mode && !xg_conv_mode_valid(ro.mode))
 		xg_usage_error(&cmd, "'%s' " XG_CONV_MODE_BAD, ro.mode);
+	if (ro.sandbox && strcmp(ro.sandbox, "on") && strcmp(ro.sandbox, "net") &&
+	    strcmp(ro.sandbox, "off"))
+		xg_usage_error(&cmd, "--sandbox takes on, net or off, not '%s'", ro.sandbox);
 	if (ro.compact && (o.nargs || !ro.conversation))
 		xg_usage_error(&cmd, "--compact takes --conversation and no request");
 	if (o.nargs == 1 && strcmp(o.args[0], "-"))

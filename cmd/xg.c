@@ -11,7 +11,7 @@
 
 #define RUN_OPTIONS "[--json] [--quiet] [--dry-run] [--model id] [--effort effort] [--account name]" \
 	" [--variant ref]"
-#define RUN_LAST "[--gate filter] [--ask command] [-o file]"
+#define RUN_LAST "[--gate filter] [--ask command] [--sandbox[=mode]] [-o file]"
 
 static const char *const usage[] = {
 	"xg run " RUN_OPTIONS " [--conversation id] " RUN_LAST " text",
@@ -39,6 +39,7 @@ static const struct xg_option options[] = {
 	{ XG_DISPATCH_OPT_MODEL, 0, "model", "id", "the model, PROVIDER/MODEL" },
 	{ XG_DISPATCH_OPT_QUIET, 'q', "quiet", NULL, "no phase row on a terminal" },
 	{ XG_DISPATCH_OPT_REPLY, 'o', "reply", "file", "write the final reply alone to file" },
+	{ XG_DISPATCH_OPT_SANDBOX, 0, "sandbox", "[=mode]", "xg-run's --sandbox: bash under bwrap" },
 	{ XG_DISPATCH_OPT_VARIANT, 0, "variant", "ref", "the prompt variant, NAME or NAME@VERSION" },
 	{ 0 }
 };

@@ -203,12 +203,20 @@ out:
 	return rc;
 }
 
+/* What a scan counts as it goes: lines from the end, and the bad ones. */
+struct scan_count {
+	long lines;		/* whole lines seen so far, from the end */
+	long bad;		/* of them, those that are not JSON objects */
+	long oldest_bad;	/* the bad one furthest from the end, as a count
+				 * from the end (1: the last line); 0: none */
+};
+
 /*
  * Visits the lines of buf[0..len) from the last to the first; buf holds whole
  * lines only, each ending in '\n'.  Returns what visit returned, or 0.
  */
 static int visit_lines(char *buf, size_t len, const char *needle, xg_conv_visit_fn visit,
-		       void *ctx)
+		       void *ctx, struct scan_count *count)
 {
 	size_t nlen = needle ? strlen(needle) : 0, end = len;
 
@@ -219,11 +227,12 @@ static int visit_lines(char *buf, size_t len, const char *needle, xg_conv_visit_
 		size_t start = prev ? (size_t)(prev - buf) + 1 : 0;
 		jv v;
 
+		count->lines++;
 		if (needle && !memmem(buf + start, end - 1 - start, needle, nlen)) {
 			end = start;
 			continue;
 		}
-		v = jv_parse_sized(buf + start, (int)(end - 1 - start));
+		v = xg_json_parse(buf + start, (end - 1 - start));
 		if (jv_get_kind(v) == JV_KIND_OBJECT) {
 			int r = visit(v, ctx);
 			jv_free(v);
@@ -231,6 +240,8 @@ static int visit_lines(char *buf, size_t len, const char *needle, xg_conv_visit_
 				return r;
 		} else {
 			jv_free(v);
+			count->bad++;
+			count->oldest_bad = count->lines;
 		}
 		end = start;
 	}
@@ -240,8 +251,9 @@ static int visit_lines(char *buf, size_t len, const char *needle, xg_conv_visit_
 /* As xg_conv_scan_back, parsing only the lines that hold needle (when not
  * NULL): a cheap test that skips the lines no visitor could want. */
 static int scan_back(const char *id, const char *needle, xg_conv_visit_fn visit, void *ctx,
-		     int *torn)
+		     int *torn, struct xg_conv_damage *damage)
 {
+	struct scan_count count = { 0, 0, 0 };
 	struct xg_buf tail = XG_BUF_INIT(0);
 	char *path = xg_conv_path(id);
 	struct stat st;
@@ -298,14 +310,15 @@ static int scan_back(const char *id, const char *needle, xg_conv_visit_fn visit,
 			st.st_size = pos + (off_t)keep;
 		}
 		if (pos == 0) {
-			rc = visit_lines(tail.buf, tail.len, needle, visit, ctx);
+			rc = visit_lines(tail.buf, tail.len, needle, visit, ctx, &count);
 			break;
 		}
 		nl = memchr(tail.buf, '\n', tail.len);
 		if (!nl)
 			continue;
 		first_nl = (size_t)(nl - tail.buf) + 1;
-		rc = visit_lines(tail.buf + first_nl, tail.len - first_nl, needle, visit, ctx);
+		rc = visit_lines(tail.buf + first_nl, tail.len - first_nl, needle, visit, ctx,
+				 &count);
 		xg_buf_setlen(&tail, first_nl);
 		/* What is left is the line the next block completes; its '\n' is
 		 * already part of it. */
@@ -313,12 +326,27 @@ static int scan_back(const char *id, const char *needle, xg_conv_visit_fn visit,
 	xg_buf_release(&tail);
 	close(fd);
 	free(path);
+	if (damage) {
+		damage->torn = torn && *torn;
+		damage->bad = count.bad;
+		damage->first_bad = rc == 0 && count.oldest_bad ?
+				    count.lines - count.oldest_bad + 1 : 0;
+	}
 	return rc < 0 ? -1 : rc;
 }
 
 int xg_conv_scan_back(const char *id, xg_conv_visit_fn visit, void *ctx, int *torn)
 {
-	return scan_back(id, NULL, visit, ctx, torn);
+	return scan_back(id, NULL, visit, ctx, torn, NULL);
+}
+
+int xg_conv_scan_back_checked(const char *id, xg_conv_visit_fn visit, void *ctx,
+			      struct xg_conv_damage *damage)
+{
+	int torn = 0;
+
+	memset(damage, 0, sizeof(*damage));
+	return scan_back(id, NULL, visit, ctx, &torn, damage);
 }
 
 struct last_of {
@@ -381,7 +409,7 @@ jv xg_conv_last_model(const char *id, int *torn)
 
 	/* Both kinds of entry that name a model hold the word; the lines
 	 * that do not (tool results, user messages) are not parsed. */
-	if (scan_back(id, "\"model", match_model, &found, torn) < 0) {
+	if (scan_back(id, "\"model", match_model, &found, torn, NULL) < 0) {
 		jv_free(found);
 		return errno == ENOENT ? jv_null() : jv_invalid();
 	}

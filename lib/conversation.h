@@ -83,6 +83,21 @@ int xg_conv_append_if(const char *id, jv entry, xg_conv_check_fn still, void *ct
 typedef int (*xg_conv_visit_fn)(jv entry, void *ctx);
 int xg_conv_scan_back(const char *id, xg_conv_visit_fn visit, void *ctx, int *torn);
 
+/*
+ * As xg_conv_scan_back, also saying what it skipped: whether the last line
+ * was torn, how many whole lines were not JSON objects (a damaged entry in
+ * the middle: a torn append that a later one followed, a disk's fault),
+ * and the number of the first of them, counting the header as line 1 (0
+ * when the scan stopped before reaching it).
+ */
+struct xg_conv_damage {
+	int torn;
+	long bad;
+	long first_bad;
+};
+int xg_conv_scan_back_checked(const char *id, xg_conv_visit_fn visit, void *ctx,
+			      struct xg_conv_damage *damage);
+
 /* The newest entry whose "type" is type (owned), jv_null() when there is
  * none, jv_invalid() on error. */
 jv xg_conv_last_of_type(const char *id, const char *type, int *torn);

@@ -43,22 +43,67 @@ int xg_write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
+/*
+ * Gives the unnamed file fd (O_TMPFILE) the name tmp, a fresh
+ * "PATH.tmpXXXXXX" beside path; 0, or -1 with errno.
+ */
+static int name_tmpfile(int fd, char *tmp)
+{
+	static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	char *x = tmp + strlen(tmp) - 6, proc[64];
+	unsigned char r[6];
+	int tries, i;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	for (tries = 0; tries < 100; tries++) {
+		if (getentropy(r, sizeof(r)) < 0)
+			return -1;
+		for (i = 0; i < 6; i++)
+			x[i] = digits[r[i] % (sizeof(digits) - 1)];
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return -1;
+	}
+	return -1;
+}
+
+/*
+ * The file is written and synced before it has a name where the kernel
+ * allows (O_TMPFILE): a writer killed meanwhile leaves nothing behind,
+ * which matters for a file holding keys.  It is named only for the
+ * rename; elsewhere (no O_TMPFILE, or no /proc to name it through) it is
+ * a mkostemp file from the start.
+ */
 int xg_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
 {
 	char *tmp = xg_asprintf("%s.tmpXXXXXX", path);
 	char *dir = dir_of(path);
-	int fd, rc = -1;
+	int fd, rc = -1, unnamed = 1;
 
-	fd = mkostemp(tmp, O_CLOEXEC);
+	fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode & 0777);
+again:
+	if (fd < 0) {
+		unnamed = 0;
+		fd = mkostemp(tmp, O_CLOEXEC);
+	}
 	if (fd < 0) {
 		xg_error_errno("cannot create a temporary file beside '%s'", path);
 		goto out;
 	}
 	if (fchmod(fd, mode) < 0 || xg_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
-		xg_error_errno("cannot write '%s'", tmp);
+		xg_error_errno("cannot write '%s'", unnamed ? path : tmp);
 		close(fd);
-		unlink(tmp);
+		if (!unnamed)
+			unlink(tmp);
 		goto out;
+	}
+	if (unnamed && name_tmpfile(fd, tmp) < 0) {
+		/* No /proc to name it through: write it again, named. */
+		close(fd);
+		fd = -1;
+		memcpy(tmp + strlen(tmp) - 6, "XXXXXX", 6);
+		goto again;
 	}
 	if (close(fd) < 0) {
 		xg_error_errno("cannot write '%s'", tmp);

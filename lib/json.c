@@ -307,6 +307,19 @@ jv xg_json_set(jv obj, const char *key, jv value)
 	return jv_object_set(obj, jv_string(key), value);
 }
 
+jv xg_json_parse(const char *text, size_t len)
+{
+	const char *nul = memchr(text, '\0', len);
+
+	if (nul)
+		return jv_invalid_with_msg(jv_string_fmt("a NUL byte at byte %zu, which JSON "
+							 "text cannot hold",
+							 (size_t)(nul - text) + 1));
+	if (len > INT_MAX)
+		return jv_invalid_with_msg(jv_string("the text is longer than 2 GiB"));
+	return jv_parse_sized(text, (int)len);
+}
+
 char *xg_json_parse_error(jv v)
 {
 	jv msg = jv_invalid_get_msg(v);

@@ -45,6 +45,13 @@ int xg_json_dump(struct xg_buf *b, jv v);
  * is not UTF-8 becomes U+FFFD as libjq would read it); -1 past b's
  * ceiling. */
 int xg_json_write_string(struct xg_buf *b, const char *s, size_t n);
+/*
+ * Parses len bytes of JSON text, as jv_parse_sized does, but refuses a NUL
+ * byte (JSON text cannot hold one unescaped) without handing it to libjq,
+ * whose 1.6 parser leaks on some (found by make fuzz), and text longer than
+ * an int can count.  Every reader parses through it.
+ */
+jv xg_json_parse(const char *text, size_t len);
 /* jq's message for a value that failed to parse, without the copy of the
  * whole input that jq 1.6 appends to it (a line may hold a key, and may be
  * megabytes long); the caller frees it.  Consumes v. */

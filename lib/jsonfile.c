@@ -27,7 +27,7 @@ int xg_jsonfile_read(const char *path, jv *out)
 
 int xg_jsonfile_parse(const char *path, const char *text, size_t len, jv *out)
 {
-	jv v = jv_parse_sized(text, (int)len);
+	jv v = xg_json_parse(text, len);
 
 	*out = jv_null();
 	if (!jv_is_valid(v)) {

@@ -38,7 +38,8 @@ void xg_opt_help(const struct xg_command *cmd, FILE *fp)
 		if (opt->long_name)
 			n += snprintf(left + n, sizeof(left) - (size_t)n, " --%s", opt->long_name);
 		if (opt->argname)
-			snprintf(left + n, sizeof(left) - (size_t)n, " %s", opt->argname);
+			snprintf(left + n, sizeof(left) - (size_t)n,
+				 opt->argname[0] == '[' ? "%s" : " %s", opt->argname);
 		fprintf(fp, "%-28s %s\n", left, opt->help);
 	}
 	fprintf(fp, "%-28s %s\n", "  -h, --help", "print this help and exit");
@@ -116,6 +117,11 @@ static int next_long(struct xg_opts *o, const char *word, const char **arg)
 		if (eq)
 			xg_usage_error(o->cmd, "option '--%s' takes no value", opt->long_name);
 		*arg = NULL;
+		return opt->id;
+	}
+	if (opt->argname[0] == '[') {
+		/* An optional value comes only after '='. */
+		*arg = eq ? eq + 1 : NULL;
 		return opt->id;
 	}
 	if (eq) {

@@ -20,6 +20,8 @@
  * Long options take "--name value" or "--name=value", short ones "-n value"
  * or "-nvalue", flags cluster ("-qv"), "--" ends the options and "-" is an
  * operand.  Options may follow operands (xg-snapshot replay C D --base R).
+ * An argname that starts with '[' ("[=mode]") makes the value optional:
+ * it comes only as "--name=value", and a bare "--name" gives NULL.
  * -h/--help and --version are handled here: they print and exit 0.  Anything
  * else unknown is exit 2 with the usage.
  */
@@ -27,7 +29,7 @@ struct xg_option {
 	int id;			/* what xg_opt_next returns; nonzero */
 	char short_name;	/* 0 when there is none */
 	const char *long_name;	/* NULL when there is none */
-	const char *argname;	/* NULL for a flag */
+	const char *argname;	/* NULL for a flag; "[=x]" for an optional value */
 	const char *help;
 };
 

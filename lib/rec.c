@@ -89,7 +89,7 @@ static int parse_line(struct xg_rec_reader *r, struct xg_rec *rec, char *line, s
 
 	rec->lineno = r->lineno;
 	r->code = XG_EX_DATAERR;
-	v = jv_parse_sized(line, (int)len);
+	v = xg_json_parse(line, len);
 	if (!jv_is_valid(v)) {
 		char *msg = xg_json_parse_error(v);
 		snprintf(r->err, sizeof(r->err), "%s: line %zu: not JSON: %s",

@@ -254,6 +254,23 @@ print(n >= 15)
 	[ "$(stat -c %a "$ACCT/auth.json")" = 600 ]
 }
 
+@test "auth and auth --remove sweep away the temporary files a killed auth left, keys and all" {
+	mkdir -p "$ACCT"
+	chmod 700 "$ACCT"
+	printf '{"alpha": {"key": "left-behind-key-1"}}\n' >"$ACCT/auth.json.tmpAbC123"
+	printf '{"alpha": {"key": "left-behind-key-2"}}\n' >"$ACCT/auth.json.tmpXyZ789"
+	echo keep >"$ACCT/choices.json.tmpQrS456"
+	run_split xg-choices auth alpha <<<"alpha-stored-key"
+	assert_success
+	[ -z "$(find "$ACCT" -name 'auth.json.tmp*')" ] || fail "left: $(ls "$ACCT")"
+	[ -e "$ACCT/choices.json.tmpQrS456" ]
+	printf '{"alpha": {"key": "left-behind-key-3"}}\n' >"$ACCT/auth.json.tmpDeF000"
+	run_split xg-choices auth --remove alpha
+	assert_success
+	[ -z "$(find "$ACCT" -name 'auth.json.tmp*')" ] || fail "left: $(ls "$ACCT")"
+	! grep -rq left-behind-key "$ACCT"
+}
+
 @test "auth reads the key only from standard input, never from a terminal or the command line" {
 	run_split bash -c 'exec xg-choices auth alpha <&-'
 	assert_failure 2

@@ -90,8 +90,9 @@ lone_child() {
 		jq -e -s --arg p "$parent" '.[0].type == "run_start" and .[0].parent == $p' "$RUNS/$child/events.ndjson"
 	done
 	jq -e '.parent == null' "$RUNS/$parent/run.json"
-	# The spawn results name the tools; the read-only one says so first.
-	recs tool_result | jq -e -s 'map(select(.id == "s1"))[0] | .tools == ["read"] and (.output | startswith("Read-only: a started"))'
+	# The spawn results name the tools; the read-only one says so first
+	# (bash it has only where the sandbox runs: xg-run-sandbox.bats).
+	recs tool_result | jq -e -s 'map(select(.id == "s1"))[0] | (.tools - ["bash"]) == ["read"] and (.output | startswith("Read-only: a started"))'
 	recs tool_result | jq -e -s 'map(select(.id == "s2"))[0] | (.tools | index("bash")) and (.tools | index("spawn_subagent") | not)'
 	# The wait returned both replies, as a plain tool result.
 	recs tool_result | jq -e -s 'map(select(.id == "w1"))[0] | (.output | test("A-REPLY: nothing to see") and test("B-REPLY: hello")) and (.subagents | map(.status) == ["completed", "completed"])'
@@ -106,7 +107,7 @@ import json
 kids = [r["body"] for r in log if "PARENT-MARK" not in json.dumps(r["body"])]
 names = lambda b: sorted(t["function"]["name"] for t in b["tools"])
 a = [b for b in kids if "BRIEF-A" in json.dumps(b)][0]
-assert names(a) == ["read"], names(a)
+assert [n for n in names(a) if n != "bash"] == ["read"], names(a)
 sys_a = a["messages"][0]["content"]
 assert "explore profile" in sys_a and "first line of your reply" in sys_a, sys_a[-600:]
 assert "Working as a subagent" in sys_a
@@ -245,14 +246,19 @@ assert len(B["messages"]) > len(A["messages"])'
 	[ "$(sub_recs ended | wc -l)" -eq 4 ]
 }
 
-@test "--profile explore offers read only, and refuses a call of any other tool" {
+@test "--profile explore without the sandbox offers read only, and refuses a call of any other tool" {
 	serve <<-'EOF'
 	{"tool_calls": [{"id": "b1", "name": "bash", "args": {"command": "touch made-it"}}, {"id": "r1", "name": "read", "args": {"path": "note.txt"}}]}
 	{"text": "looked"}
 	EOF
 	echo "a note" >note.txt
-	xgrun --profile explore "look"
+	# A bwrap that cannot run: no sandbox, so no bash either.
+	mkdir fakebin
+	printf '#!/bin/sh\nexit 1\n' >fakebin/bwrap
+	chmod +x fakebin/bwrap
+	PATH="$PWD/fakebin:$PATH" xgrun --profile explore "look"
 	assert_success
+	[[ "$(recs notice | jq -r .text)" == *"the explore profile gets no bash without the sandbox"* ]]
 	[ ! -e made-it ]
 	recs tool_result | jq -s -e 'map(select(.id == "b1"))[0] | (.ok | not) and .refused and (.output | test("profile does not offer"))'
 	recs tool_result | jq -s -e 'map(select(.id == "r1"))[0] | .ok and (.output | test("a note"))'

@@ -1005,7 +1005,7 @@ cc: error: parse.c: No such file
 	assert_regex "$out" "xg: failed: no model to run on: 'nosuch/model' is not offered by the catalog"
 	run_split xg run --model nosuch/model hi
 	assert_failure
-	assert_equal "$stderr" "xg-choices: cannot start on nosuch/model: 'nosuch/model' is not offered by the catalog ('xg-choices models' lists the models it offers)
+	assert_equal "$stderr" "xg-choices: request on line 1: cannot start on nosuch/model: 'nosuch/model' is not offered by the catalog ('xg-choices models' lists the models it offers)
 xg-run: no model to run on: 'nosuch/model' is not offered by the catalog ('xg-choices models' lists the models it offers)"
 	run jq -r 'select(.type == "run_end") | .reason' <<<"$output"
 	assert_output "no model to run on: 'nosuch/model' is not offered by the catalog ('xg-choices models' lists the models it offers)"

@@ -392,7 +392,32 @@ int xg_account_lock(const char *account, const char *file, int *fd)
 	return rc;
 }
 
-/* Rewrites auth.json under its lock with key set (or removed when NULL). */
+/*
+ * Removes what a writer killed between naming its temporary file and the
+ * rename left beside auth.json (fs.c): under the lock, every
+ * auth.json.tmp* there is such a leftover, and may hold a key.
+ */
+static void sweep_auth_tmp(const char *account)
+{
+	char *dir = xg_account_path(account, NULL);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (d) {
+		int dfd = dirfd(d);
+
+		while ((e = readdir(d)))
+			if (!strncmp(e->d_name, "auth.json.tmp", 13) &&
+			    unlinkat(dfd, e->d_name, 0) < 0 && errno != ENOENT)
+				xg_warn("cannot remove '%s/%s': %s", dir, e->d_name,
+					strerror(errno));
+		closedir(d);
+	}
+	free(dir);
+}
+
+/* Rewrites auth.json under its lock with key set (or removed when NULL),
+ * sweeping away leftover temporary files first. */
 static int update_auth(const char *account, const char *provider, const char *key)
 {
 	char *path = xg_account_path(account, "auth.json");
@@ -403,6 +428,7 @@ static int update_auth(const char *account, const char *provider, const char *ke
 
 	if ((rc = xg_account_lock(account, "auth.json", &fd)))
 		goto out;
+	sweep_auth_tmp(account);
 	if ((rc = read_auth(path, &keys)))
 		goto out;
 	if (key) {

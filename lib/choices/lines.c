@@ -50,7 +50,7 @@ static int key_is(const char *start, const char *end, const char *key)
 
 	if (!memchr(start, '\\', (size_t)(end - start)))
 		return n == strlen(key) && !memcmp(start + 1, key, n);
-	v = jv_parse_sized(start, (int)(end - start));
+	v = xg_json_parse(start, (end - start));
 	same = jv_get_kind(v) == JV_KIND_STRING && !strcmp(jv_string_value(v), key);
 	jv_free(v);
 	return same;

@@ -213,7 +213,7 @@ static jv served(const struct xg_catalog *cat, const char *provider, const char 
 static int write_served(const struct xg_catalog *cat, const char *provider, const char *url,
 			const struct xg_buf *body, struct xg_rec_writer *w)
 {
-	jv v = jv_parse_sized(body->buf, (int)body->len), data = xg_json_get_peek(v, "data");
+	jv v = xg_json_parse(body->buf, body->len), data = xg_json_get_peek(v, "data");
 	int rc = 0;
 
 	if (jv_get_kind(data) != JV_KIND_ARRAY) {

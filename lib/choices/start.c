@@ -74,7 +74,7 @@ static jv keep_effort(struct xg_choices_resolver *x, const char *id, jv wanted,
 /* Starts on model id, asked for by name; last is the conversation's last
  * model (only looked at), whose effort is kept when it is the same model. */
 static int start_explicit(struct xg_choices_resolver *x, const char *mode, const char *id,
-			  const char *effort, jv last, jv *out)
+			  const char *effort, jv last, const char *where, jv *out)
 {
 	char *why = NULL;
 	const char *src = NULL, *lid;
@@ -87,7 +87,7 @@ static int start_explicit(struct xg_choices_resolver *x, const char *mode, const
 	}
 	if (r <= 0) {
 		if (!xg_prog_records_shown())
-			xg_error("cannot start on %s: %s", id, why);
+			xg_error("%scannot start on %s: %s", where, id, why);
 		*out = xg_choices_null_record("flag", x->account, mode, why);
 		*out = xg_json_set(*out, "requested", jv_string(id));
 		free(why);
@@ -99,7 +99,7 @@ static int start_explicit(struct xg_choices_resolver *x, const char *mode, const
 		why = xg_asprintf("model '%s' does not accept effort '%s'; it accepts: %s", id,
 				  effort, list);
 		if (!xg_prog_records_shown())
-			xg_error("%s", why);
+			xg_error("%s%s", where, why);
 		*out = xg_choices_null_record("flag", x->account, mode, why);
 		*out = xg_json_set(*out, "requested", jv_string(id));
 		free(list);
@@ -292,6 +292,11 @@ static char *apply_effort(struct xg_choices *c, jv *out, const char *effort, con
 struct ask {
 	const char *account, *mode, *model, *effort, *conv;
 	const char *account_from, *effort_from;	/* for messages */
+	/* "request on line N: " before a message about a field the request
+	 * gave (empty for an option's, or a request not read from a line),
+	 * and the account's origin with its line. */
+	char where[48], account_where[64];
+	int model_given;	/* the model is --model's, not the request's */
 };
 
 /* Fills *a from w and request (only looked at): 0, or 65 after reporting a
@@ -316,16 +321,25 @@ static int read_ask(const struct xg_choices_want *w, jv request, struct ask *a)
 	a->model = w->model ? w->model : model;
 	a->effort = w->effort ? w->effort : effort;
 	a->conv = w->conversation ? w->conversation : conv;
-	a->account_from = w->account ? "--account" : "request.account";
+	a->where[0] = '\0';
+	if (w->lineno)
+		snprintf(a->where, sizeof(a->where), "request on line %zu: ", w->lineno);
+	if (w->lineno)
+		snprintf(a->account_where, sizeof(a->account_where), "request.account on line %zu",
+			 w->lineno);
+	else
+		snprintf(a->account_where, sizeof(a->account_where), "request.account");
+	a->account_from = w->account ? "--account" : a->account_where;
 	a->effort_from = w->effort ? "--effort" : "request.effort";
+	a->model_given = w->model != NULL;
 	if (!a->mode)
 		a->mode = "normal";
 	if (!bad && !xg_conv_mode_valid(a->mode)) {
-		xg_error("'%s' " XG_CONV_MODE_BAD, a->mode);
+		xg_error("%s'%s' " XG_CONV_MODE_BAD, w->mode ? "" : a->where, a->mode);
 		bad = 1;
 	}
 	if (!bad && a->conv && !xg_conv_id_valid(a->conv)) {
-		xg_error("'%s' " XG_CONV_ID_BAD, a->conv);
+		xg_error("%s'%s' " XG_CONV_ID_BAD, w->conversation ? "" : a->where, a->conv);
 		bad = 1;
 	}
 	return bad ? XG_EX_DATAERR : 0;
@@ -366,7 +380,8 @@ static int start_account(struct xg_choices *c, const struct ask *a, const char *
 					      "the conversation cannot be read");
 		rc = XG_EX_IOERR;
 	} else if (a->model) {
-		rc = start_explicit(&x, a->mode, a->model, a->effort, last, out);
+		rc = start_explicit(&x, a->mode, a->model, a->effort, last,
+				    a->model_given ? "" : a->where, out);
 	} else if (jv_get_kind(last) == JV_KIND_NULL) {
 		rc = xg_choices_resolve_mode(&x, a->mode, "mode", out, &notice);
 	} else {

@@ -43,7 +43,7 @@ enum {
 	XG_DISPATCH_OPT_ACCOUNT = 1, XG_DISPATCH_OPT_ASK, XG_DISPATCH_OPT_CONVERSATION,
 	XG_DISPATCH_OPT_DRY_RUN, XG_DISPATCH_OPT_EFFORT, XG_DISPATCH_OPT_GATE,
 	XG_DISPATCH_OPT_JSON, XG_DISPATCH_OPT_MODEL, XG_DISPATCH_OPT_REPLY,
-	XG_DISPATCH_OPT_VARIANT, XG_DISPATCH_OPT_QUIET
+	XG_DISPATCH_OPT_VARIANT, XG_DISPATCH_OPT_QUIET, XG_DISPATCH_OPT_SANDBOX
 };
 
 /* The verbs: run, plan and resume (one function, by v->name), help,
@@ -79,6 +79,7 @@ struct xg_dispatch_run {
 	const char *conversation;	/* NULL: a new conversation */
 	const char *account, *variant, *model, *effort;	/* NULL: unset */
 	const char *gate, *ask;		/* xg-run's --gate and --ask; NULL: unset */
+	const char *sandbox;		/* xg-run's --sandbox value; NULL: unset */
 	const char *reply;		/* --reply: the file for the reply; NULL: none */
 	const char *notice;		/* a notice record's text to send first; NULL: none */
 	int json;			/* records even on a terminal */

@@ -98,7 +98,7 @@ static int started_here(const char *path, const char *here)
 	       (k = read(fd, chunk, sizeof(chunk))) > 0)
 		xg_buf_add(&b, chunk, (size_t)k);
 	close(fd);
-	h = jv_parse_sized(b.buf, (int)strcspn(b.buf, "\n"));
+	h = xg_json_parse(b.buf, strcspn(b.buf, "\n"));
 	cwd = xg_json_string_peek(h, "type") && !strcmp(xg_json_string_peek(h, "type"),
 							  "conversation")
 		? xg_json_string_peek(h, "cwd") : NULL;

@@ -75,13 +75,14 @@ char *xg_dispatch_input(const struct xg_dispatch_run *o)
 
 /*
  * Adds the stages to p, xg-run with --stream when stream is set and the
- * --gate and --ask of o.  A stage is named by its bare name when a shell
+ * --gate, --ask and --sandbox of o.  A stage is named by its bare name when a shell
  * would find the same program in PATH, else by its path, so the printed
  * pipeline runs the same programs xg would.
  */
 static void add_stages(struct xg_pipeline *p, const struct xg_dispatch_run *o, int stream)
 {
-	const char *argv[8];
+	const char *argv[10];
+	char *sandbox = o->sandbox ? xg_asprintf("--sandbox=%s", o->sandbox) : NULL;
 	size_t i;
 
 	for (i = 0; i < NSTAGES; i++) {
@@ -106,6 +107,8 @@ static void add_stages(struct xg_pipeline *p, const struct xg_dispatch_run *o, i
 				argv[n++] = "--ask";
 				argv[n++] = o->ask;
 			}
+			if (sandbox)
+				argv[n++] = sandbox;
 		}
 		argv[n] = NULL;
 		xg_pipeline_add(p, path, argv);
@@ -113,6 +116,7 @@ static void add_stages(struct xg_pipeline *p, const struct xg_dispatch_run *o, i
 		free(path);
 		free(in_path);
 	}
+	free(sandbox);
 }
 
 /*
@@ -158,7 +162,7 @@ static int use_color(void)
 /* Keeps the reply a record line tells of, when it is a record. */
 static void see_line(const struct xg_buf *line, char **reply)
 {
-	jv v = jv_parse_sized(line->buf, (int)line->len);
+	jv v = xg_json_parse(line->buf, line->len);
 
 	if (jv_get_kind(v) == JV_KIND_OBJECT)
 		xg_dispatch_reply_peek(v, reply);

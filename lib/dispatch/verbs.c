@@ -294,6 +294,7 @@ int xg_dispatch_run_verb(const struct xg_dispatch_cli *cli, const struct xg_disp
 		case XG_DISPATCH_OPT_MODEL: r.model = arg; break;
 		case XG_DISPATCH_OPT_REPLY: r.reply = arg; break;
 		case XG_DISPATCH_OPT_VARIANT: r.variant = arg; break;
+		case XG_DISPATCH_OPT_SANDBOX: r.sandbox = arg ? arg : "on"; break;
 		}
 	}
 	if (resume && !o.nargs && !r.conversation) {

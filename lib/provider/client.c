@@ -213,7 +213,7 @@ static void response_error(const struct xg_provider *p, const struct xg_http_res
 		xg_provider_classify(e, r->status, r->body.buf, r->body.len, hint, p->key);
 		return;
 	}
-	doc = jv_parse_sized(r->body.buf, (int)r->body.len);
+	doc = xg_json_parse(r->body.buf, r->body.len);
 	if (jv_is_valid(xg_json_get_peek(doc, "error")))
 		xg_provider_classify(e, 200, r->body.buf, r->body.len, -1, p->key);
 	else

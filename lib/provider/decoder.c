@@ -153,7 +153,7 @@ int xg_decoder_tool_call(struct xg_provider_decoder *d, struct xg_slot *s)
 	}
 	ev = xg_json_set(ev, "id", jv_string(s->id));
 	ev = xg_json_set(ev, "name", jv_string(s->name ? s->name : ""));
-	args = s->text.len ? jv_parse_sized(s->text.buf, (int)s->text.len) : jv_object();
+	args = s->text.len ? xg_json_parse(s->text.buf, s->text.len) : jv_object();
 	if (jv_get_kind(args) == JV_KIND_OBJECT) {
 		ev = xg_json_set(ev, "args", args);
 	} else {
@@ -218,7 +218,7 @@ int xg_decoder_stream_error(struct xg_provider_decoder *d, jv errobj)
 jv xg_decoder_parse(struct xg_provider_decoder *d, const struct xg_sse_event *ev,
 		    const char *what)
 {
-	jv e = jv_parse_sized(ev->data, (int)ev->data_len);
+	jv e = xg_json_parse(ev->data, ev->data_len);
 
 	if (jv_get_kind(e) == JV_KIND_OBJECT)
 		return e;

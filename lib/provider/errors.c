@@ -164,7 +164,7 @@ static const char *pick_class(long status, const char *type, const char *code, c
 void xg_provider_classify(struct xg_provider_error *e, long status, const char *body,
 			  size_t len, int64_t hint_ms, const char *secret)
 {
-	jv doc = len ? jv_parse_sized(body, (int)len) : jv_invalid();
+	jv doc = len ? xg_json_parse(body, len) : jv_invalid();
 	jv eo = doc, v;
 	const char *type = NULL, *code = NULL, *msg = NULL;
 	char codebuf[32];

@@ -286,8 +286,9 @@ jv xg_tool_bash_peek(const struct xg_tool_ctx *ctx, jv args)
 	memset(&c, 0, sizeof(c));
 	c.sink = bash_sink;
 	c.sink_data = &o;
-	if (xg_tool_proc_start(ctx, &c, command, 0, 1) < 0) {
-		r = xg_tool_fail("bash: cannot start /bin/sh: %s", strerror(errno));
+	if (xg_tool_proc_start_sandboxed(ctx, &c, command, 1) < 0) {
+		r = xg_tool_fail("bash: cannot start %s: %s", ctx->sandbox && ctx->sandbox->bwrap ?
+				 ctx->sandbox->bwrap : "/bin/sh", strerror(errno));
 	} else {
 		xg_tool_proc_wait(ctx, &c, (int64_t)(timeout_s * 1000));
 		r = bash_result(&o, &c, timeout_s, clamped, full_path);

@@ -68,9 +68,35 @@ static jv without_id(jv pending, const char *id)
 	return out;
 }
 
+/*
+ * Says once that lines of the conversation were skipped.  A torn last line
+ * is xg-choices start's to tell of, as it reads the conversation first;
+ * a damaged line in the middle only a reader of the whole file sees.
+ */
+static void note_damage(struct run *r, const struct xg_conv_damage *d)
+{
+	jv n = xg_rec_new("notice");
+	char *t;
+
+	if (d->bad == 1)
+		t = xg_asprintf("line %ld of conversation %s is not a JSON object (a damaged "
+				"entry); it is skipped", d->first_bad, r->conv);
+	else
+		t = xg_asprintf("%ld lines of conversation %s, the first line %ld, are not JSON "
+				"objects (damaged entries); they are skipped", d->bad, r->conv,
+				d->first_bad);
+	if (!xg_prog_records_shown())
+		xg_warn("%s", t);
+	n = xg_json_set(n, "from", jv_string(xg_progname));
+	n = xg_json_set(n, "text", jv_string(t));
+	free(t);
+	xg_run_emit(r, n);
+}
+
 /* The conversation's messages and tool results as provider messages. */
 int xg_run_load_history(struct run *r)
 {
+	struct xg_conv_damage damage;
 	jv all, pending;
 	int n, i;
 
@@ -79,11 +105,13 @@ int xg_run_load_history(struct run *r)
 		return 0;
 	all = jv_array();
 	pending = jv_array();
-	if (xg_conv_scan_back(r->conv, collect, &all, NULL) < 0 && errno != ENOENT) {
+	if (xg_conv_scan_back_checked(r->conv, collect, &all, &damage) < 0 && errno != ENOENT) {
 		jv_free(all);
 		jv_free(pending);
 		return xg_run_fail(r, XG_EX_IOERR, "cannot read the conversation '%s'", r->conv);
 	}
+	if (damage.bad)
+		note_damage(r, &damage);
 	n = jv_array_length(jv_copy(all));
 	for (i = n - 1; i >= 0; i--) {
 		jv e = jv_array_get(jv_copy(all), i), m;

@@ -10,6 +10,7 @@
  *
  *   loop.c      xg_run: the rounds, the tool calls, how the run ends
  *   prepare.c   everything before the first request
+ *   confine.c   whether bash runs in the sandbox, and how
  *   call.c      one provider call, and run_start at its first event
  *   history.c   the conversation: loaded, and appended to
  *   compaction.c  the older history summarised when the context fills,
@@ -213,6 +214,7 @@ struct run {
 	int have_catalog;
 	struct xg_provider *prov;
 	const char **env_drop;
+	struct xg_tool_sandbox sandbox;	/* bash's (confine.c); bwrap NULL: none */
 	jv tools;		/* the tool table every request carries */
 	long long stable;	/* bytes of the system prompt that never change */
 
@@ -296,9 +298,11 @@ jv xg_run_watch_tool_peek(const struct run_watch_tool *t, int64_t now);
  * NULL-terminated; *read_only says whether it changes nothing. */
 const char *const *xg_run_profile_tools(const char *profile, int *read_only);
 /* Whether profile lets tool run (profile NULL: every tool). */
-int xg_run_profile_allows(const char *profile, const char *tool);
+int xg_run_profile_allows(const char *profile, const char *tool, int sandboxed);
+/* Whether profile is a read-only one (explore). */
+int xg_run_profile_read_only(const char *profile);
 /* The tool table for a run of profile (NULL: all tools). */
-jv xg_run_profile_schemas(const char *profile);
+jv xg_run_profile_schemas(const char *profile, int sandboxed);
 /* What a child's system prompt gets after the pack's (a new string). */
 char *xg_run_profile_prompt(const struct run *r, const char *profile);
 /* The two subagent tools' table entries (a top-level run's only). */
@@ -445,6 +449,17 @@ void xg_run_compact_release(struct run *r);
 int xg_run_prepare(struct run *r, FILE *fp);
 /* Joins the threads xg_run_prepare started, however far it got. */
 void xg_run_prepare_join(struct run *r);
+
+/* ---- confine.c: the sandbox of bash ---- */
+
+/* Sets r->sandbox from the setting and the mode; 0, or 78 when a sandbox
+ * is asked for and cannot be had (or the setting is wrong). */
+int xg_run_sandbox_pick(struct run *r);
+/* The same for a run whose bash must not write when read_only is set
+ * (plan mode; a read-only profile such as a subagent's "explore"): the
+ * sandbox whenever it can run, the workspace read-only, else a notice. */
+int xg_run_sandbox_pick_read_only(struct run *r, int read_only);
+void xg_run_sandbox_release(struct run *r);
 
 /* ---- call.c: one provider call ---- */
 

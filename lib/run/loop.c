@@ -72,7 +72,7 @@ static jv call_result(struct run *r, int bad_args, const char *id, const char *n
 		jv_free(args);
 		return refusal("refused: the work slice has ended; report, and call no tool");
 	}
-	if (!xg_run_profile_allows(r->o->profile, name) ||
+	if (!xg_run_profile_allows(r->o->profile, name, r->sandbox.bwrap != NULL) ||
 	    (xg_run_subagent_tool(name) && (r->o->parent || r->o->profile))) {
 		jv_free(args);
 		return refusal("refused: this run's profile does not offer that tool; nothing was run");
@@ -89,6 +89,7 @@ static jv call_result(struct run *r, int bad_args, const char *id, const char *n
 	ctx.env_drop = r->env_drop;
 	ctx.abort = &r->signal;
 	ctx.procs = &r->procs;
+	ctx.sandbox = &r->sandbox;
 	if (xg_run_goal_tool(r, name))
 		return xg_run_goal_call(r, name, args);
 	if (!strcmp(name, "spawn_subagent"))
@@ -338,6 +339,7 @@ static void run_release(struct run *r)
 	for (i = 0; r->env_drop && r->env_drop[i]; i++)
 		free((char *)r->env_drop[i]);
 	free(r->env_drop);
+	xg_run_sandbox_release(r);
 	jv_free(r->request);
 	xg_run_input_release(r);
 	jv_free(r->snapshot);

@@ -456,7 +456,9 @@ int xg_run_prepare(struct run *r, FILE *fp)
 		return xg_run_fail(r, XG_EX_IOERR, "cannot make the run's directory");
 	if (xg_run_read_input(r) || r->rc >= 0)
 		return r->rc;
-	if (pick_mode(r) || pick_conversation(r) || pick_workspace(r))
+	if (pick_mode(r) || pick_conversation(r) || pick_workspace(r) ||
+	    xg_run_sandbox_pick_read_only(r, !strcmp(r->mode, "plan") ||
+					  xg_run_profile_read_only(r->o->profile)))
 		return r->rc;
 	start_gate(r);
 	xg_run_start_input(r);
@@ -467,7 +469,7 @@ int xg_run_prepare(struct run *r, FILE *fp)
 	scrub_key_vars(r);
 	if (rc || compile_pack(r) || join_gate(r))
 		return r->rc;
-	r->tools = xg_run_profile_schemas(r->o->profile);
+	r->tools = xg_run_profile_schemas(r->o->profile, r->sandbox.bwrap != NULL);
 	/* A subagent starts none of its own: the tree is one level deep; and
 	 * a profile's tools are all a run of it gets. */
 	if (!r->o->parent && !r->o->profile)

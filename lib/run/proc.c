@@ -175,6 +175,7 @@ static char **proc_env(const char *const *drop)
 
 /* What the child of spawn_shell gets from its parent. */
 struct shell_start {
+	const char *path;	/* /bin/sh, or bwrap */
 	char *const *argv;
 	char **env;
 	const char *dir;
@@ -228,7 +229,7 @@ static void exec_shell(const struct shell_start *s)
 	if (close_range(3, ~0U, 0) < 0)
 		for (fd = 3; fd < 1024; fd++)
 			close(fd);
-	execve("/bin/sh", s->argv, s->env);
+	execve(s->path, s->argv, s->env);
 	_exit(127);
 }
 
@@ -239,11 +240,10 @@ static void exec_shell(const struct shell_start *s)
  * input is /dev/null, or a socket the caller writes (ask_user).  Returns 0,
  * or -1 with errno set.
  */
-static int spawn_shell(struct xg_tool_proc *c, const char *command, const char *dir,
-		       char **env, int with_input, int stderr_too, int life)
+static int spawn_shell(struct xg_tool_proc *c, const char *path, char *const *argv,
+		       const char *dir, char **env, int with_input, int stderr_too, int life)
 {
-	char *const argv[] = { "sh", "-c", (char *)command, NULL };
-	struct shell_start st = { argv, env, dir, -1, -1, stderr_too, getpid(), life };
+	struct shell_start st = { path, argv, env, dir, -1, -1, stderr_too, getpid(), life };
 	int out[2], in[2] = { -1, -1 };
 	pid_t pid;
 
@@ -294,11 +294,29 @@ static int spawn_shell(struct xg_tool_proc *c, const char *command, const char *
 int xg_tool_proc_start(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c,
 		       const char *command, int with_input, int stderr_too)
 {
+	char *const argv[] = { "sh", "-c", (char *)command, NULL };
 	char **env = proc_env(ctx->env_drop);
-	int rc = spawn_shell(c, command, ctx->workspace, env, with_input, stderr_too,
+	int rc = spawn_shell(c, "/bin/sh", argv, ctx->workspace, env, with_input, stderr_too,
 			     life_fd(ctx->procs));
 
 	free(env);
+	return rc;
+}
+
+int xg_tool_proc_start_sandboxed(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c,
+				 const char *command, int stderr_too)
+{
+	char **argv, **env;
+	int rc;
+
+	if (!ctx->sandbox || !ctx->sandbox->bwrap)
+		return xg_tool_proc_start(ctx, c, command, 0, stderr_too);
+	argv = xg_tool_sandbox_argv(ctx->sandbox, ctx->workspace, command);
+	env = proc_env(ctx->env_drop);
+	rc = spawn_shell(c, ctx->sandbox->bwrap, argv, ctx->workspace, env, 0, stderr_too,
+			 life_fd(ctx->procs));
+	free(env);
+	free(argv);
 	return rc;
 }
 

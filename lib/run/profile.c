@@ -4,8 +4,9 @@
  * profile's tools are a subset of the tool table (tools.c); a call of a
  * tool its profile does not offer is refused (loop.c).
  *
- * explore is read-only.  It is to get bash once the sandbox can make the
- * workspace read-only: that is one more name on its line.
+ * explore is read-only: read always, and bash only where the sandbox
+ * runs it with the workspace read-only (confine.c); without the sandbox
+ * it has no bash at all, since nothing else would keep bash from writing.
  */
 #include "xg.h"
 #include "run/internal.h"
@@ -15,11 +16,12 @@ static const struct profile {
 	const char *name;
 	int read_only;
 	const char *tools[8];	/* NULL-terminated; none at all: every tool */
+	const char *sandboxed[4];	/* and these, in a read-only sandbox */
 	const char *what;	/* for the child's system prompt */
 } profiles[] = {
-	{ "explore", 1, { "read", NULL },
+	{ "explore", 1, { "read", NULL }, { "bash", NULL },
 	  "You run with the explore profile: you can look, not change anything." },
-	{ "worker", 0, { NULL },
+	{ "worker", 0, { NULL }, { NULL },
 	  "You run with the worker profile: you have every tool of the run that "
 	  "started you, and may change the workspace as the brief asks." },
 };
@@ -45,7 +47,7 @@ const char *const *xg_run_profile_tools(const char *profile, int *read_only)
 	return p->tools;
 }
 
-int xg_run_profile_allows(const char *profile, const char *tool)
+int xg_run_profile_allows(const char *profile, const char *tool, int sandboxed)
 {
 	const struct profile *p = find(profile);
 	const char *const *t;
@@ -55,10 +57,20 @@ int xg_run_profile_allows(const char *profile, const char *tool)
 	for (t = p->tools; *t; t++)
 		if (!strcmp(*t, tool))
 			return 1;
+	for (t = p->sandboxed; sandboxed && *t; t++)
+		if (!strcmp(*t, tool))
+			return 1;
 	return 0;
 }
 
-jv xg_run_profile_schemas(const char *profile)
+int xg_run_profile_read_only(const char *profile)
+{
+	const struct profile *p = find(profile);
+
+	return p && p->read_only;
+}
+
+jv xg_run_profile_schemas(const char *profile, int sandboxed)
 {
 	jv all = xg_tool_schemas(), out;
 
@@ -67,7 +79,7 @@ jv xg_run_profile_schemas(const char *profile)
 	out = jv_array();
 	jv_array_foreach(all, i, t) {
 		(void)i;
-		if (xg_run_profile_allows(profile, xg_json_string_peek(t, "name")))
+		if (xg_run_profile_allows(profile, xg_json_string_peek(t, "name"), sandboxed))
 			out = jv_array_append(out, t);
 		else
 			jv_free(t);
@@ -77,9 +89,9 @@ jv xg_run_profile_schemas(const char *profile)
 }
 
 /* The tools of profile as a list for people: "read, bash". */
-static char *tool_list(const char *profile)
+static char *tool_list(const char *profile, int sandboxed)
 {
-	jv t = xg_run_profile_schemas(profile);
+	jv t = xg_run_profile_schemas(profile, sandboxed);
 	struct xg_buf b = XG_BUF_INIT(0);
 
 	jv_array_foreach(t, i, s) {
@@ -95,7 +107,7 @@ char *xg_run_profile_prompt(const struct run *r, const char *profile)
 	const struct profile *p = find(profile);
 	jv tmpl = xg_json_get_peek(xg_json_get_peek(r->pack, "templates"), "subagent");
 	struct xg_buf b = XG_BUF_INIT(0);
-	char *tools = tool_list(profile);
+	char *tools = tool_list(profile, r->sandbox.bwrap != NULL);
 
 	if (p && p->read_only)
 		/* First, so it is read before the brief (ADR-0069 item 7). */

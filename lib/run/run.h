@@ -34,6 +34,7 @@ struct xg_run_opts {
 	const char *profile;		/* --profile: the tools offered */
 	const char *parent;		/* --parent: the run that started this one */
 	const char *run_id;		/* --run-id: this run's id, new */
+	const char *sandbox;		/* --sandbox: "on", "net", "off"; NULL: unset */
 	int stream;			/* --stream: text records */
 	int verbose;			/* -v */
 	int read_stdin;			/* read records from standard input */

@@ -111,6 +111,12 @@ static jv child_argv(const struct run *r, const struct run_child *c)
 		ADD("--gate", r->o->gate);
 	if (r->o->work_slice)
 		ADD("--work-slice", r->o->work_slice);
+	if (r->o->sandbox) {
+		char *opt = xg_asprintf("--sandbox=%s", r->o->sandbox);
+
+		a = jv_array_append(a, jv_string(opt));
+		free(opt);
+	}
 #undef ADD
 	/* The request and the model come as records on standard input. */
 	return jv_array_append(a, jv_string("-"));
@@ -300,12 +306,14 @@ static const char *spawn_refused(const struct run_watch *w, const char *name)
 
 static jv spawned_result(const struct run_child *c)
 {
-	jv tools = xg_run_profile_schemas(c->profile), names = jv_array(), res;
 	struct xg_buf b = XG_BUF_INIT(0);
-	int read_only = 0;
+	int read_only = xg_run_profile_read_only(c->profile);
+	/* A read-only child has bash where the sandbox can hold the
+	 * workspace read-only for it: as it will find when it starts. */
+	int sandboxed = read_only && xg_tool_sandbox_available();
+	jv tools = xg_run_profile_schemas(c->profile, sandboxed), names = jv_array(), res;
 	char *text;
 
-	xg_run_profile_tools(c->profile, &read_only);
 	jv_array_foreach(tools, i, t) {
 		xg_buf_addf(&b, "%s%s", i ? ", " : "", xg_json_string_peek(t, "name"));
 		names = jv_array_append(names, jv_copy(xg_json_get_peek(t, "name")));
@@ -316,8 +324,11 @@ static jv spawned_result(const struct run_child *c)
 	text = xg_asprintf("%s%s started (run %s, profile %s) with the tools: %s.%s Collect "
 			   "its report with wait_subagents.",
 			   read_only ? "Read-only: " : "", c->name, c->run, c->profile, b.buf,
-			   read_only ? " It cannot run commands or change files; a brief that "
-				       "needs them gets a reply that says so." : "");
+			   !read_only ? "" : sandboxed ?
+			   " Its bash runs in a sandbox with the workspace read-only: it cannot "
+			   "change files, and a brief that needs that gets a reply that says so." :
+			   " It cannot run commands or change files; a brief that needs them "
+			   "gets a reply that says so.");
 	xg_buf_release(&b);
 	res = xg_tool_result(1, jv_string(text));
 	free(text);

@@ -79,6 +79,31 @@ struct xg_tool_procs {
  */
 void xg_tool_procs_kill(struct xg_tool_procs *procs, int sig);
 
+/*
+ * The sandbox of bash (sandbox.c): when bwrap is set, bash's commands run
+ * under it with the system read-only, a /tmp and a PID namespace of their
+ * own, the network only when net is set, the workspace writable unless
+ * read_only is set, and each directory of hide (canonical paths,
+ * NULL-terminated; may be NULL) empty.  ask_user's command is the
+ * person's own and is never sandboxed.
+ */
+struct xg_tool_sandbox {
+	char *bwrap;			/* the program's path; NULL: no sandbox */
+	int net;
+	int read_only;
+	char **hide;
+};
+
+/*
+ * Looks for bwrap in PATH and tries it once: 1 with *bwrap its path (the
+ * caller frees it), or 0 with *bwrap NULL and why saying what is missing
+ * and what to install or enable.
+ */
+int xg_tool_sandbox_find(char **bwrap, char *why, size_t whylen);
+/* Whether the sandbox can run here (the same look, for a caller that
+ * only decides, such as a read-only profile choosing it when it can). */
+int xg_tool_sandbox_available(void);
+
 struct xg_tool_ctx {
 	const char *workspace;	/* the root the file tools stay inside; bash's cwd */
 	const char *run_dir;	/* full bash output goes to run_dir/tool-output/;
@@ -92,6 +117,7 @@ struct xg_tool_ctx {
 	volatile sig_atomic_t *abort;	/* set nonzero to stop running tools; may be NULL */
 	int64_t deadline_ms;	/* xg_clock_ms() time no tool runs past; 0: none */
 	struct xg_tool_procs *procs;	/* may be NULL */
+	const struct xg_tool_sandbox *sandbox;	/* bash's sandbox; NULL: none */
 };
 
 /* The tool table: an array of {name, description, parameters}, where
@@ -200,6 +226,14 @@ int xg_tool_proc_aborted(const struct xg_tool_ctx *ctx);
  */
 int xg_tool_proc_start(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c,
 		       const char *command, int with_input, int stderr_too);
+/* The same for bash: under ctx->sandbox when it has a bwrap. */
+int xg_tool_proc_start_sandboxed(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c,
+				 const char *command, int stderr_too);
+/* The bwrap command line that runs command in the sandbox sb with
+ * workspace as its writable (or read-only) directory and cwd; the array is
+ * new, its strings borrowed (sandbox.c). */
+char **xg_tool_sandbox_argv(const struct xg_tool_sandbox *sb, const char *workspace,
+			    const char *command);
 /* Feeds the input, hands the output to the sink and waits for the command
  * to end, killing its group past timeout_ms; then closes what it used. */
 void xg_tool_proc_wait(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c,
