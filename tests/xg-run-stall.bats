@@ -100,6 +100,33 @@ teardown() {
 	recs notice | jq -e -s 'map(.text) | any(test("nap=1s"))'
 }
 
+@test "config.json's stall key sets the windows when XG_STALL does not, and a bad one is named" {
+	serve <<<'{"text": "never seen", "stall": 60, "stall_after": 0}'
+	printf '{"stall": "reply=1s,beat=10m"}\n' >"$XG_HOME/config/config.json"
+	SECONDS=0
+	xgrun "say something"
+	assert_failure 1
+	[ "$SECONDS" -lt 30 ]
+	assert_equal "$(end_field .stop)" stalled
+	end_field .reason | grep -q 'nothing from the model for 1 s'
+	# XG_STALL wins over it.
+	serve <<<'{"text": "fine", "delay_ms": 1500}'
+	XG_STALL=reply=1m xgrun "hello"
+	assert_success
+	assert_equal "$(end_field .status)" completed
+	# Not a duration, or not a string: a notice naming the field.
+	serve <<<'{"text": "fine"}'
+	printf '{"stall": "reply=soon"}\n' >"$XG_HOME/config/config.json"
+	xgrun "hello"
+	assert_success
+	recs notice | jq -e -s 'map(.text) | any(test("config.json: field .stall.: .reply=soon. is not a duration"))'
+	serve <<<'{"text": "fine"}'
+	printf '{"stall": 15}\n' >"$XG_HOME/config/config.json"
+	xgrun "hello"
+	assert_success
+	recs notice | jq -e -s 'map(.text) | any(test("config.json: field .stall. is a string"))'
+}
+
 @test "the retry budget bounds a silent server: far fewer attempts than the policy's eight" {
 	serve <<<'{"text": "never", "stall": 60, "stall_after": 0, "repeat": 20}'
 	SECONDS=0

@@ -18,6 +18,7 @@
  */
 #include "xg.h"
 #include "run/internal.h"
+#include "jsonfile.h"
 #include "provider/provider.h"
 #include <time.h>
 
@@ -281,23 +282,64 @@ static void *watch_main(void *arg)
 	return NULL;
 }
 
+/* The windows' text: XG_STALL, else the "stall" key of the configuration's
+ * config.json (man 5 xg-config); *from names which, for a notice.  1 with
+ * *spec (owned), 0 when neither sets them, -1 when the key is no string.
+ * A config.json that cannot be read says so itself; the defaults stand. */
+static int stall_spec(char **spec, const char **from)
+{
+	const char *env = getenv("XG_STALL");
+	char *path;
+	jv conf, v;
+	int rc = 0;
+
+	*spec = NULL;
+	*from = "XG_STALL";
+	if (env && *env) {
+		*spec = xg_strdup(env);
+		return 1;
+	}
+	*from = "config.json: field 'stall'";
+	path = xg_path_config("config.json");
+	rc = xg_jsonfile_read(path, &conf);
+	free(path);
+	if (rc)
+		return 0;
+	v = jv_get_kind(conf) == JV_KIND_OBJECT ? xg_json_get_peek(conf, "stall") : jv_invalid();
+	if (jv_get_kind(v) == JV_KIND_STRING) {
+		*spec = xg_strdup(jv_string_value(v));
+		rc = 1;
+	} else if (jv_is_valid(v) && jv_get_kind(v) != JV_KIND_NULL) {
+		rc = -1;
+	}
+	jv_free(conf);
+	return rc;
+}
+
 void xg_run_watch_start(struct run *r)
 {
 	struct run_watch *w = &r->watch;
-	const char *spec = getenv("XG_STALL");
+	const char *from;
+	char *spec, *text = NULL;
+	int got = stall_spec(&spec, &from);
 	pthread_condattr_t ca;
 	char err[200];
 
-	if (spec && *spec && xg_run_stall_parse(&w->pol, spec, err, sizeof(err)) < 0) {
+	stall_default(&w->pol);
+	if (got < 0)
+		text = xg_asprintf("%s is a string, as \"reply=15m,tool=30m\"; the defaults stand",
+				   from);
+	else if (got && *spec && xg_run_stall_parse(&w->pol, spec, err, sizeof(err)) < 0)
+		/* err names XG_STALL: say where the text came from instead. */
+		text = xg_asprintf("%s%s; the defaults stand", from, err + strlen("XG_STALL"));
+	if (text) {
 		jv n = xg_rec_new("notice");
-		char *text = xg_asprintf("%s; the defaults stand", err);
 
 		n = xg_json_set(n, "from", jv_string("xg-run"));
 		xg_run_emit(r, xg_json_set(n, "text", jv_string(text)));
 		free(text);
-	} else if (!spec || !*spec) {
-		stall_default(&w->pol);
 	}
+	free(spec);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
