@@ -4,11 +4,10 @@
 # answers at once; each round is one reply asking for one read of a 1 KiB
 # file, and the last reply ends the run.  N runs (default 3), and for them
 #   gap_ms@K  for K = 10, 50, 100, ROUNDS: the harness's own time from a
-#             reply's end to the next request, the gap between two
-#             requests arriving at the fake provider less the provider's
-#             own time for a reply (measured apart, as a client's whole
-#             exchange with it with that round's request), the median of
-#             the ten gaps up to round K, then the median over the runs
+#             reply's end to the next request, from the fake provider's
+#             writing the last byte of reply K-1 (its --served file) to its
+#             having read the whole of request K, the median of the ten
+#             gaps up to round K, then the median over the runs
 #   floor_ms  what the limit costs here: a bare fork+exec of /bin/true and
 #             writing a request of round ROUNDS's size to a socket
 # and the growth from round 10 to ROUNDS as a ratio.  The work slices are
@@ -26,7 +25,7 @@ export XG_HOME="$tmp/home" XG_SHARE_DIR="$PWD/share/xg" XG_BENCH_KEY=bench XG_WO
 mkdir -p "$tmp/work"
 head -c 1024 /dev/zero | tr '\0' x >"$tmp/work/f.txt"
 python3 - "$PWD" "$tmp" "$N" "$ROUNDS" <<'PY'
-import json, os, socket, subprocess, sys, time, urllib.request, urllib.error
+import json, os, socket, subprocess, sys, threading, time
 src, tmp, n, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 driver = [src + "/tests/bin/xg-test", "run", src + "/bin/xg-run", "--model", "fake/m"]
 step = {"tool_calls": [{"name": "read", "args": {"path": "f.txt"}}],
@@ -36,7 +35,8 @@ with open(tmp + "/script", "w") as f:
         f.write(json.dumps(dict(step, repeat=rounds)) + "\n")
         f.write(json.dumps({"text": "done"}) + "\n")
 srv = subprocess.Popen(["python3", src + "/share/xg/demo/fake-provider", "--script", tmp + "/script",
-                        "--log", tmp + "/log", "--port-file", tmp + "/port", "--idle-exit", "600"],
+                        "--log", tmp + "/log", "--port-file", tmp + "/port", "--idle-exit", "600",
+                        "--served", tmp + "/served"],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 try:
     while not os.path.exists(tmp + "/port") or not open(tmp + "/port").read().strip():
@@ -53,21 +53,6 @@ try:
         v = sorted(v)
         return v[len(v) // 2]
 
-    def provider_ms(body):
-        # The script is used up by then, so its 418 is served: a few
-        # hundred bytes, about as much as a tool-call reply streams.
-        t = []
-        for _ in range(15):
-            t0 = time.perf_counter()
-            try:
-                urllib.request.urlopen(urllib.request.Request(
-                    "http://127.0.0.1:%s/v1/chat/completions" % port, data=body,
-                    headers={"content-type": "application/json"})).read()
-            except urllib.error.HTTPError as e:
-                e.read()
-            t.append((time.perf_counter() - t0) * 1000)
-        return med(t)
-
     used, runs = 0, []
     for i in range(n + 1):
         p = subprocess.run(driver + ["read f.txt, again and again"], cwd=tmp + "/work",
@@ -75,22 +60,21 @@ try:
         end = [json.loads(l) for l in p.stdout.decode().splitlines() if '"run_end"' in l][0]
         assert end["status"] == "completed", end
         log = [json.loads(l) for l in open(tmp + "/log")][used:]
+        served = {r["n"]: r["t"] for r in map(json.loads, open(tmp + "/served"))}
         used += len(log)
         if i:  # the first run warms the page cache
-            runs.append(log)
+            runs.append([(r["t"], served.get(r["n"])) for r in log])
+            bodies = log
     marks = sorted({10, 50, 100, rounds} & set(range(10, rounds + 1)))
-    prov = {k: provider_ms(json.dumps(runs[0][k - 1]["body"]).encode()) for k in marks}
     res = {}
     for k in marks:
-        # gap j is the time from request j to request j+1: round j's reply
-        # and the harness's work after it.
-        g = [med([(log[j]["t"] - log[j - 1]["t"]) * 1000 for j in range(k - 9, k + 1)]) - prov[k]
-             for log in runs]
+        # gap j: from the end of reply j-1 to request j having arrived.
+        g = [med([(log[j][0] - log[j - 1][1]) * 1000 for j in range(max(1, k - 10), k)]) for log in runs]
         res[k] = g
         g = sorted(g)
         print(json.dumps({"cmd": "xg-run", "what": "gap_ms@%d" % k, "median": round(med(g), 2),
                           "min": round(g[0], 2), "max": round(g[-1], 2),
-                          "provider_ms": round(prov[k], 2), "target": 2, "runs": len(g)}))
+                          "target": 2, "runs": len(g)}))
 finally:
     srv.terminate()
     srv.wait()
@@ -102,9 +86,8 @@ for _ in range(200):
     subprocess.run(["/bin/true"])
     t.append((time.perf_counter() - t0) * 1000)
 spawn = med(t)
-body = json.dumps(runs[0][rounds - 1]["body"]).encode()
+body = json.dumps(bodies[rounds - 1]["body"]).encode()
 a, b = socket.socketpair()
-import threading
 def drain():
     while b.recv(1 << 20):
         pass
