@@ -3,14 +3,17 @@
 # machine, of CMD (default xg-run; CMD="xg run" for the pipeline), each one
 # turn in a small git repository of its own against one loopback fake
 # provider that streams its reply slowly enough (DELAY_MS between events,
-# default 20) for the runs to overlap.  It prints
+# default 400, about 3 s a reply) for all the runs to
+# overlap.  It prints
 #   wall_ms         from the first start to the last exit
 #   pss_kib         the largest sum of proportional set sizes over the xg
 #                   processes, sampled from /proc/*/smaps_rollup every few
 #                   milliseconds while they run (shared libraries' pages
 #                   counted once, split over the processes mapping them),
 #                   and that sum divided by RUNS (target <= 1 MiB per run)
-#   processes       the most xg processes seen alive at once
+#   processes       the xg processes alive at that peak, and pss_kib per
+#                   process (the per-run figure is only fair when all the
+#                   runs were alive at once)
 #   failures        runs that did not exit 0 with a completed run_end
 # It asserts nothing.  Run from the source tree: sh bench/parallel.sh
 set -eu
@@ -18,7 +21,7 @@ cd "$(dirname "$0")/.."
 make -s all >/dev/null
 RUNS=${RUNS:-100}
 CMD=${CMD:-xg-run}
-DELAY_MS=${DELAY_MS:-20}
+DELAY_MS=${DELAY_MS:-400}
 tmp=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -66,8 +69,8 @@ def sample():
                         break
             except OSError:
                 pass
-        peak["pss"] = max(peak["pss"], total)
-        peak["procs"] = max(peak["procs"], procs)
+        if total > peak["pss"]:
+            peak["pss"], peak["procs"] = total, procs
         time.sleep(0.005)
 th = threading.Thread(target=sample); th.start()
 t0 = time.perf_counter()
@@ -84,5 +87,7 @@ wall = (time.perf_counter() - t0) * 1000
 done.set(); th.join()
 print(json.dumps({"cmd": cmd, "runs": runs, "wall_ms": round(wall), "pss_kib": peak["pss"],
                   "pss_mib_per_run": round(peak["pss"] / 1024 / runs, 2), "target_mib": 1,
-                  "processes": peak["procs"], "failures": fail}))
+                  "processes": peak["procs"],
+                  "pss_mib_per_process": round(peak["pss"] / 1024 / max(1, peak["procs"]), 2),
+                  "failures": fail}))
 PY
