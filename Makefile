@@ -142,7 +142,7 @@ demo: all
 	@PATH="$(CURDIR)/bin:$$PATH" sh share/xg/demo/run
 
 bench: all
-	@for b in bench/*.sh; do echo "== $$b"; sh $$b || exit 1; done
+	@for b in bench/*.sh; do [ $$b = bench/peers.sh ] && continue; echo "== $$b"; sh $$b || exit 1; done
 
 install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \

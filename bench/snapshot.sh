@@ -11,6 +11,10 @@
 # git's side: copy .git/index to a temporary file, GIT_INDEX_FILE=... git
 # add -A, git write-tree, git commit-tree.  Prints both medians and xg's time
 # as a fraction of git's (the target is at most 0.5).
+#
+# Then the unchanged case: nothing is touched between one snapshot and the
+# next, and xg-snapshot is timed against `git status` on the same tree (its
+# lstat walk and untracked scan; target at most 1.0).
 set -eu
 
 rounds=${1:-11}
@@ -83,6 +87,17 @@ xg_snapshot() {
 	"$xg" -C "$repo" < /dev/null > "$top/record"
 }
 
+still_ms() {
+	t0=$(now)
+	"$@"
+	t1=$(now)
+	echo $(((t1 - t0) / 1000))
+}
+
+git_status() {
+	git -C "$repo" status > /dev/null
+}
+
 time_ms() {
 	refresh
 	t0=$(now)
@@ -118,3 +133,25 @@ printf 'git plumbing (add -A, write-tree, commit-tree): median %d.%03d ms\n' $((
 printf 'xg-snapshot:                                    median %d.%03d ms\n' $((x / 1000)) $((x % 1000))
 awk -v x="$x" -v g="$g" 'BEGIN { printf "xg-snapshot / git = %.2f (target <= 0.50)\n", x / g }'
 printf 'last record: %s\n' "$(cut -c1-300 "$top/record")"
+
+: > "$top/status.us"
+: > "$top/still.us"
+still_ms git_status > /dev/null
+still_ms xg_snapshot > /dev/null
+r=0
+while [ $r -lt "$rounds" ]; do
+	if [ $((r % 2)) -eq 0 ]; then
+		still_ms git_status >> "$top/status.us"
+		still_ms xg_snapshot >> "$top/still.us"
+	else
+		still_ms xg_snapshot >> "$top/still.us"
+		still_ms git_status >> "$top/status.us"
+	fi
+	r=$((r + 1))
+done
+g=$(median < "$top/status.us")
+x=$(median < "$top/still.us")
+echo 'unchanged tree (nothing touched since the last snapshot):'
+printf 'git status:                                     median %d.%03d ms\n' $((g / 1000)) $((g % 1000))
+printf 'xg-snapshot:                                    median %d.%03d ms\n' $((x / 1000)) $((x % 1000))
+awk -v x="$x" -v g="$g" 'BEGIN { printf "xg-snapshot / git status = %.2f (target <= 1.00)\n", x / g }'

@@ -57,6 +57,7 @@ struct xg_provider *xg_provider_new(jv config, const char *key, char *err, size_
 		return NULL;
 	}
 	p = xg_calloc(1, sizeof(*p));
+	xg_buf_init(&p->dumped.bytes, 0);
 	p->wire = w;
 	p->config = config;
 	n = strlen(base);
@@ -94,6 +95,7 @@ void xg_provider_free(struct xg_provider *p)
 		close(p->wake[1]);
 	}
 	jv_free(p->config);
+	xg_provider_dumped_free(p);
 	if (p->key)
 		explicit_bzero(p->key, strlen(p->key));
 	free(p->key);

@@ -10,6 +10,15 @@
  * their tables in chat.c, responses.c and anthropic.c.  A body's members
  * keep the order in which they were set, so this order is the order of
  * the bytes, which tests/fixtures/provider/encode-*.json hold.
+ *
+ * A run's next request is its last plus new messages.  The walk of the
+ * last is kept (struct xg_provider's walked), and when the new request's
+ * other fields are equal to the last's and its first messages are the very
+ * values the last walked, the walk goes on from there: the messages' parts
+ * depend on nothing else, and jv values are never changed in place, so
+ * the body is the one the whole walk makes, byte for byte.  So is its
+ * writing: the list's first items, when they are the very values the
+ * last body's list began with, are written as the bytes they were then.
  */
 #include "xg.h"
 #include "provider/internal.h"
@@ -143,14 +152,44 @@ static void add_tools_peek(struct xg_encode *e, const struct xg_encoder *enc, jv
 	e->body = xg_json_set(e->body, "tools", arr);
 }
 
+void xg_provider_walked_release(struct xg_provider *p)
+{
+	if (p->walked.n) {
+		jv_free(p->walked.head);
+		jv_free(p->walked.src);
+		jv_free(p->walked.body);
+		jv_free(p->walked.list);
+	}
+	p->walked.n = 0;
+}
+
+/* How many of src's n messages the kept walk covers (head consumed): 0
+ * when it does not fit this request. */
+static int walked_peek(const struct xg_provider *p, jv head, jv src, int n)
+{
+	int i, k = p->walked.n;
+
+	if (!k || k > n) {
+		jv_free(head);
+		return 0;
+	}
+	if (!jv_equal(head, jv_copy(p->walked.head)))
+		return 0;
+	for (i = k - 1; i >= 0; i--)
+		if (!jv_identical(jv_array_get(jv_copy(src), i),
+				  jv_array_get(jv_copy(p->walked.src), i)))
+			return 0;
+	return k;
+}
+
 /* The walk; -1 with err set when the request is malformed. */
-static int encode_peek(const struct xg_provider *p, jv req, jv *out, char *err, size_t errlen)
+static int encode_peek(struct xg_provider *p, jv req, jv *out, char *err, size_t errlen)
 {
 	const struct xg_encoder *enc = &p->wire->encode;
 	const char *model = xg_json_string_peek(req, "model");
-	jv src = xg_json_get_peek(req, "messages");
+	jv src = xg_json_get_peek(req, "messages"), head, before;
 	struct xg_encode e = { .dialect = p->dialect };
-	int i, n;
+	int i, k, n;
 
 	if (!model) {
 		snprintf(err, errlen, "request: missing field 'model'");
@@ -162,14 +201,23 @@ static int encode_peek(const struct xg_provider *p, jv req, jv *out, char *err, 
 	e.effort = xg_json_string_peek(req, "effort");
 	e.cache_key = xg_json_string_peek(req, "cache_key");
 	e.max_output = int_peek(req, "max_output");
-	e.body = xg_json_set(jv_object(), "model", jv_string(model));
-	e.list = jv_array();
-	if (enc->begin)
-		enc->begin(&e);
-	if (e.system && *e.system)
-		enc->system(&e);
 	n = jv_get_kind(src) == JV_KIND_ARRAY ? xg_json_length_peek(src) : 0;
-	for (i = 0; i < n; i++) {
+	head = jv_object_delete(jv_object_delete(jv_copy(req), jv_string("messages")),
+				jv_string("tools"));
+	k = walked_peek(p, jv_copy(head), src, n);
+	if (k) {
+		e.body = jv_copy(p->walked.body);
+		e.list = jv_copy(p->walked.list);
+	} else {
+		e.body = xg_json_set(jv_object(), "model", jv_string(model));
+		e.list = jv_array();
+		if (enc->begin)
+			enc->begin(&e);
+		if (e.system && *e.system)
+			enc->system(&e);
+	}
+	before = jv_copy(e.body);
+	for (i = k; i < n; i++) {
 		jv m = jv_array_get(jv_copy(src), i);
 		int rc = add_message_peek(&e, enc, m, i, err, errlen);
 
@@ -177,14 +225,102 @@ static int encode_peek(const struct xg_provider *p, jv req, jv *out, char *err, 
 		if (rc < 0) {
 			jv_free(e.list);
 			jv_free(e.body);
+			jv_free(head);
+			jv_free(before);
 			return -1;
 		}
+	}
+	xg_provider_walked_release(p);
+	if (n > 0) {
+		p->walked.head = head;
+		p->walked.src = jv_copy(src);
+		p->walked.body = before;
+		p->walked.list = jv_copy(e.list);
+		p->walked.n = n;
+	} else {
+		jv_free(head);
+		jv_free(before);
 	}
 	e.body = xg_json_set(e.body, enc->list_key, e.list);
 	add_tools_peek(&e, enc, xg_json_get_peek(req, "tools"));
 	enc->end(&e);
 	*out = e.body;
 	return 0;
+}
+
+void xg_provider_dumped_free(struct xg_provider *p)
+{
+	xg_provider_walked_release(p);
+	if (p->dumped.n)
+		jv_free(p->dumped.items);
+	p->dumped.n = 0;
+	xg_buf_release(&p->dumped.bytes);
+	free(p->dumped.ends);
+	p->dumped.ends = NULL;
+	p->dumped.alloc = 0;
+}
+
+/* The list (borrowed) into out, the items the last list began with as
+ * their bytes then, and what it wrote kept for the next. */
+static int dump_list(struct xg_provider *p, struct xg_buf *out, jv list)
+{
+	int i, k = 0, n = xg_json_length_peek(list), rc;
+	size_t at;
+
+	while (k < p->dumped.n && k < n &&
+	       jv_identical(jv_array_get(jv_copy(list), k), jv_array_get(jv_copy(p->dumped.items), k)))
+		k++;
+	if (p->dumped.n)
+		jv_free(p->dumped.items);
+	p->dumped.n = 0;
+	xg_buf_setlen(&p->dumped.bytes, k ? p->dumped.ends[k - 1] : 0);
+	if (n > p->dumped.alloc) {
+		p->dumped.alloc = n * 2;
+		p->dumped.ends = xg_realloc(p->dumped.ends, (size_t)p->dumped.alloc * sizeof(size_t));
+	}
+	for (i = k; i < n; i++) {
+		at = p->dumped.bytes.len;
+		if ((i && xg_buf_addch(&p->dumped.bytes, ',') < 0) ||
+		    xg_json_dump(&p->dumped.bytes, jv_array_get(jv_copy(list), i)) < 0) {
+			xg_buf_setlen(&p->dumped.bytes, at);
+			return -1;
+		}
+		p->dumped.ends[i] = p->dumped.bytes.len;
+	}
+	if (n) {
+		p->dumped.items = jv_copy(list);
+		p->dumped.n = n;
+	}
+	rc = xg_buf_addch(out, '[');
+	if (!rc)
+		rc = xg_buf_add(out, p->dumped.bytes.buf, p->dumped.bytes.len);
+	return rc ? rc : xg_buf_addch(out, ']');
+}
+
+/* The body (consumed) into out, as xg_json_dump writes it, its list by
+ * dump_list. */
+static int dump_body(struct xg_provider *p, struct xg_buf *out, jv body)
+{
+	const char *key = p->wire->encode.list_key;
+	int rc = xg_buf_addch(out, '{'), first = 1;
+
+	jv_object_foreach(body, k, v) {
+		if (!rc && !first)
+			rc = xg_buf_addch(out, ',');
+		if (!rc)
+			rc = xg_json_dump(out, jv_copy(k));
+		if (!rc)
+			rc = xg_buf_addch(out, ':');
+		if (!rc && jv_get_kind(v) == JV_KIND_ARRAY && !strcmp(jv_string_value(k), key))
+			rc = dump_list(p, out, v);
+		else if (!rc)
+			rc = xg_json_dump(out, jv_copy(v));
+		jv_free(k);
+		jv_free(v);
+		first = 0;
+	}
+	jv_free(body);
+	return rc ? rc : xg_buf_addch(out, '}');
 }
 
 int xg_provider_encode(struct xg_provider *p, jv request, struct xg_buf *body,
@@ -202,5 +338,5 @@ int xg_provider_encode(struct xg_provider *p, jv request, struct xg_buf *body,
 	jv_free(request);
 	if (rc < 0)
 		return -1;
-	return xg_json_dump(body, out);
+	return dump_body(p, body, out);
 }

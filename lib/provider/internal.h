@@ -119,6 +119,11 @@ void xg_decoder_slot_set(char **field, const char *value);
  */
 
 /* The walk's state, which the callbacks build on. */
+/* Drops the walk and the list's bytes encode.c keeps of the last request;
+ * the second frees their buffers too. */
+void xg_provider_walked_release(struct xg_provider *p);
+void xg_provider_dumped_free(struct xg_provider *p);
+
 struct xg_encode {
 	const char *dialect;	/* the openai-chat dialect; "" for the others */
 	/* The request's fields, borrowed from it. */

@@ -352,6 +352,22 @@ struct xg_provider {
 	/* When the request's first attempt failed (xg_clock_ms), 0 before:
 	 * where the retry budget counts from. */
 	int64_t first_fail_ms;
+	/* The last request's walk (encode.c), so that the next, which is it
+	 * plus new messages, walks only those: the request without its
+	 * messages and tools, its messages, how many, and the body and the
+	 * list as they stood before and after the messages. */
+	struct {
+		jv head, src, body, list;
+		int n;
+	} walked;
+	/* The last body's list as written: its items, and their bytes, item
+	 * i ending at ends[i] (encode.c). */
+	struct {
+		jv items;
+		struct xg_buf bytes;
+		size_t *ends;
+		int n, alloc;
+	} dumped;
 	/* Figures from the last attempt, for tests and benchmarks. */
 	int64_t last_encode_us;
 	struct xg_http_response last;

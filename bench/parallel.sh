@@ -1,0 +1,93 @@
+#!/bin/sh
+# Parallel figures (issue 18): RUNS runs at once (default 100) on one
+# machine, of CMD (default xg-run; CMD="xg run" for the pipeline), each one
+# turn in a small git repository of its own against one loopback fake
+# provider that streams its reply slowly enough (DELAY_MS between events,
+# default 400, about 3 s a reply) for all the runs to
+# overlap.  It prints
+#   wall_ms         from the first start to the last exit
+#   pss_kib         the largest sum of proportional set sizes over the xg
+#                   processes, sampled from /proc/*/smaps_rollup every few
+#                   milliseconds while they run (shared libraries' pages
+#                   counted once, split over the processes mapping them),
+#                   and that sum divided by RUNS (target <= 1 MiB per run)
+#   processes       the xg processes alive at that peak, and pss_kib per
+#                   process (the per-run figure is only fair when all the
+#                   runs were alive at once)
+#   failures        runs that did not exit 0 with a completed run_end
+# It asserts nothing.  Run from the source tree: sh bench/parallel.sh
+set -eu
+cd "$(dirname "$0")/.."
+make -s all >/dev/null
+RUNS=${RUNS:-100}
+CMD=${CMD:-xg-run}
+DELAY_MS=${DELAY_MS:-400}
+tmp=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+echo "{\"text\":\"Done: nothing to change at all.\",\"chunk\":4,\"delay_ms\":$DELAY_MS,\"repeat\":$((RUNS + 5))}" >"$tmp/script"
+python3 share/xg/demo/fake-provider --script "$tmp/script" --log "$tmp/log" --port-file "$tmp/port" \
+	--idle-exit 300 >/dev/null 2>&1 &
+pid=$!
+while [ ! -s "$tmp/port" ]; do sleep 0.05; done
+export XG_HOME="$tmp/home" XG_SHARE_DIR="$PWD/share/xg" XG_BENCH_KEY=bench
+mkdir -p "$XG_HOME/config"
+cat >"$XG_HOME/config/models.json" <<JSON
+{"providers": {"fake": {"kind": "openai-chat", "base_url": "http://127.0.0.1:$(cat "$tmp/port")/v1",
+  "key_env": "XG_BENCH_KEY", "models": {"m": {"context_window": 100000,
+  "max_output_tokens": 4096, "efforts": [], "default_effort": null}}}}}
+JSON
+mkdir -p "$tmp/seed"
+(
+	cd "$tmp/seed"
+	git init -q .
+	for i in 1 2 3 4 5 6 7 8 9 10; do printf 'file %d\n' $i >f$i.txt; done
+	git add -A
+	git -c user.name=b -c user.email=b@example.com commit -qm files
+)
+i=0
+while [ $i -lt "$RUNS" ]; do cp -a "$tmp/seed" "$tmp/r$i"; i=$((i + 1)); done
+python3 - "$PWD/bin" "$tmp" "$RUNS" "$CMD" <<'PY'
+import json, os, subprocess, sys, threading, time
+bindir, tmp, runs, cmd = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+argv = [bindir + "/xg", "run", "--json"] if cmd == "xg run" else [bindir + "/xg-run"]
+names = ("xg", "xg-run", "xg-snapshot", "xg-choices", "xg-prompt-compi")
+peak = {"pss": 0, "procs": 0}
+done = threading.Event()
+def sample():
+    while not done.is_set():
+        total, procs = 0, 0
+        for p in os.listdir("/proc"):
+            if not p.isdigit():
+                continue
+            try:
+                if open("/proc/%s/comm" % p).read().strip() not in names:
+                    continue
+                for line in open("/proc/%s/smaps_rollup" % p):
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1]); procs += 1
+                        break
+            except OSError:
+                pass
+        if total > peak["pss"]:
+            peak["pss"], peak["procs"] = total, procs
+        time.sleep(0.005)
+th = threading.Thread(target=sample); th.start()
+t0 = time.perf_counter()
+ps = [subprocess.Popen(argv + ["--model", "fake/m", "say done"], cwd="%s/r%d" % (tmp, i),
+                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+      for i in range(runs)]
+fail = 0
+for p in ps:
+    out, err = p.communicate()
+    ok = p.returncode == 0 and any('"run_end"' in l and '"completed"' in l
+                                   for l in out.decode().splitlines())
+    fail += not ok
+wall = (time.perf_counter() - t0) * 1000
+done.set(); th.join()
+print(json.dumps({"cmd": cmd, "runs": runs, "wall_ms": round(wall), "pss_kib": peak["pss"],
+                  "pss_mib_per_run": round(peak["pss"] / 1024 / runs, 2), "target_mib": 1,
+                  "processes": peak["procs"],
+                  "pss_mib_per_process": round(peak["pss"] / 1024 / max(1, peak["procs"]), 2),
+                  "failures": fail}))
+PY

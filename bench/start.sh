@@ -1,0 +1,91 @@
+#!/bin/sh
+# Start figures (issue 18): from a process's start to its first request
+# having been fully received by the loopback fake provider, in a 1,000-file
+# git repository with one edited file, N times each (default 15), side by
+# side in one run, alternating:
+#   xg run --json TEXT   the pipeline as xg composes it
+#   xg-run TEXT          xg-run alone
+#   curl                 curl POSTing the body xg-run sent, to the same
+#                        server: the limit the figures are measured against
+# and the ratios xg run / curl and xg-run / curl of the medians (target
+# xg run <= 1.5x curl).  It prints figures and asserts nothing.
+# Run from the source tree: sh bench/start.sh
+set -eu
+cd "$(dirname "$0")/.."
+make -s all tests/bin/xg-test >/dev/null
+command -v curl >/dev/null || { echo "bench/start.sh: needs curl" >&2; exit 1; }
+N=${N:-15}
+tmp=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+echo "{\"text\":\"Done: nothing to change.\",\"usage\":{\"input\":1000,\"cached_input\":900,\"output\":8},\"repeat\":$((3 * N + 6))}" >"$tmp/script"
+python3 share/xg/demo/fake-provider --script "$tmp/script" --log "$tmp/log" --port-file "$tmp/port" \
+	--idle-exit 120 >/dev/null 2>&1 &
+pid=$!
+while [ ! -s "$tmp/port" ]; do sleep 0.05; done
+export XG_HOME="$tmp/home" XG_SHARE_DIR="$PWD/share/xg" XG_BENCH_KEY=bench
+mkdir -p "$XG_HOME/config"
+cat >"$XG_HOME/config/models.json" <<JSON
+{"providers": {"fake": {"kind": "openai-chat", "base_url": "http://127.0.0.1:$(cat "$tmp/port")/v1",
+  "key_env": "XG_BENCH_KEY", "models": {"m": {"context_window": 100000,
+  "max_output_tokens": 4096, "efforts": [], "default_effort": null}}}}}
+JSON
+repo="$tmp/repo"
+mkdir -p "$repo"
+(
+	cd "$repo"
+	git init -q .
+	i=0
+	while [ $i -lt 1000 ]; do
+		d=dir$((i % 20))
+		mkdir -p "$d"
+		printf 'file %d\nline two\n' $i >"$d/f$i.txt"
+		i=$((i + 1))
+	done
+	git add -A
+	git -c user.name=b -c user.email=b@example.com commit -qm files
+	echo edit >>dir0/f0.txt
+)
+python3 - "$PWD/tests/bin/xg-test" "$PWD/bin" "$repo" "$tmp" "$N" "$(cat "$tmp/port")" <<'PY'
+import json, subprocess, sys
+driver, bindir, repo, tmp, n, port = [sys.argv[1], "run"], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6]
+logpath = tmp + "/log"
+def last_t():
+    return json.loads(open(logpath).readlines()[-1])["t"]
+def xg(argv):
+    p = subprocess.run(driver + argv + ["--model", "fake/m", "say done"], cwd=repo,
+                       stdin=subprocess.DEVNULL, capture_output=True)
+    stats = json.loads(p.stderr.decode().strip().splitlines()[-1])
+    assert stats["status"] == 0, p.stderr.decode()
+    return last_t() * 1000 - stats["start_us"] / 1000
+def curl():
+    p = subprocess.run(driver + ["/usr/bin/curl", "-s", "-o", "/dev/null", "-N",
+                                 "-H", "content-type: application/json",
+                                 "-H", "authorization: Bearer bench",
+                                 "--data-binary", "@" + tmp + "/body",
+                                 "http://127.0.0.1:%s/v1/chat/completions" % port],
+                       stdin=subprocess.DEVNULL, capture_output=True)
+    stats = json.loads(p.stderr.decode().strip().splitlines()[-1])
+    assert stats["status"] == 0, p.stderr.decode()
+    return last_t() * 1000 - stats["start_us"] / 1000
+kinds = {"xg run": lambda: xg([bindir + "/xg", "run", "--json"]),
+         "xg-run": lambda: xg([bindir + "/xg-run"]), "curl": curl}
+kinds["xg-run"]()
+body = json.loads(open(logpath).readlines()[-1])["body"]
+open(tmp + "/body", "w").write(json.dumps(body, separators=(",", ":")))
+for f in kinds.values():
+    f()  # warm the page cache
+v = {k: [] for k in kinds}
+for i in range(n):
+    for k, f in kinds.items():
+        v[k].append(f())
+med = {}
+for k, x in v.items():
+    x = sorted(x)
+    med[k] = x[len(x) // 2]
+    print(json.dumps({"cmd": k, "what": "first_request_ms", "median": round(med[k], 2),
+                      "min": round(x[0], 2), "max": round(x[-1], 2), "runs": len(x)}))
+for k in ("xg run", "xg-run"):
+    print(json.dumps({"what": "%s / curl" % k, "ratio": round(med[k] / med["curl"], 2),
+                      "target": 1.5 if k == "xg run" else None}))
+PY
