@@ -85,6 +85,8 @@ checks = [e for e in log if not e["body"].get("tools")]
 	[ "$(printf '%s\n' "$output" | jq -c '.goal' | tr '\n' ' ')" = \
 	  '{"status":"complete","round":2} {"status":"active","round":1} ' ]
 	[ "$(printf '%s\n' "$output" | jq -r .status | tr '\n' ' ')" = "completed completed " ]
+	# What each round was asked: the objective, not the hidden text.
+	[ "$(printf '%s\n' "$output" | jq -r .request | tr '\n' ' ')" = "goal: write a.txt goal: write a.txt " ]
 	# The state is in the conversation, and get reads it back.
 	[ "$(entries .event)" = "set round round " ]
 	xggoal get --conversation g1

@@ -377,6 +377,7 @@ static int one_round(const struct xg_goal_opts *o, const char *conv, struct xg_g
 	rd.kind = kind;
 	rd.number = g->rounds + 1;
 	rd.status = status_was;
+	rd.objective = g->objective;
 	err = xg_goal_round_run(o, conv, &rd, w);
 	free((char *)rd.text);
 	if (err) {

@@ -14,6 +14,7 @@ struct goal_round {
 	const char *kind;	/* its kind: goal-continuation, ... */
 	long long number;	/* the round's number, from 1 */
 	const char *status;	/* the goal's status as it starts */
+	const char *objective;	/* for the run's record of what it was asked */
 	/* Out. */
 	char *run;		/* the run's id, from run_start; NULL when none came */
 	jv run_end;		/* held back for the drive to settle (owned), null */

@@ -132,6 +132,8 @@ static char *request_line(const char *conv, const struct goal_round *rd)
 	free(cwd);
 	g = xg_json_set(g, "status", jv_string(rd->status));
 	g = xg_json_set(g, "round", jv_number((double)rd->number));
+	if (rd->objective)
+		g = xg_json_set(g, "objective", jv_string(rd->objective));
 	q = xg_json_set(q, "goal", g);
 	xg_json_dump(&b, q);
 	xg_buf_addch(&b, '\n');

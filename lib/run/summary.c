@@ -107,6 +107,21 @@ static jv run_cost(const struct run *r)
 	return cost < 0 ? jv_null() : jv_number(cost);
 }
 
+/* What the run was asked, for run.json and the runs index: the request's
+ * text; a goal's hidden round says its objective instead of the hidden
+ * continuation text, which is the variant's, not the person's. */
+static jv what_was_asked(jv request)
+{
+	const char *objective = xg_json_string_peek(xg_json_get_peek(request, "goal"), "objective");
+	const char *text = xg_json_string_peek(request, "text");
+	bool hidden = false;
+
+	xg_json_bool_peek(request, "hidden", &hidden);
+	if (hidden && objective)
+		return jv_string_fmt("goal: %s", objective);
+	return text ? jv_string(text) : jv_null();
+}
+
 void xg_run_write_summary(struct run *r, const char *ended)
 {
 	jv v = jv_object(), line = jv_invalid();
@@ -132,7 +147,7 @@ void xg_run_write_summary(struct run *r, const char *ended)
 	v = xg_json_set(v, "exit", ended ? jv_number(r->rc) : jv_null());
 	v = xg_json_set(v, "cost", run_cost(r));
 	v = xg_json_set(v, "account", string_or_null(r->account));
-	v = xg_json_set(v, "request", string_or_null(xg_json_string_peek(r->request, "text")));
+	v = xg_json_set(v, "request", what_was_asked(r->request));
 	v = xg_redact_jv(v);
 	if (ended && r->out.dir)
 		line = xg_runindex_line_peek(v);
