@@ -195,8 +195,7 @@ int xg_lock_timeout_ms(void)
 	return (int)n;
 }
 
-/* The process holding a lock on fd's file, from /proc/locks; 0 if unknown. */
-static long lock_holder(int fd)
+long xg_lock_holder(int fd)
 {
 	struct stat st;
 	char line[512];
@@ -224,7 +223,7 @@ static long lock_holder(int fd)
 
 static void report_busy(const char *path, int fd, int timeout_ms)
 {
-	long pid = lock_holder(fd);
+	long pid = xg_lock_holder(fd);
 	char comm[64] = "";
 
 	if (pid > 0) {

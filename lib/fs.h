@@ -41,6 +41,9 @@ int xg_lock_file(const char *path, int flags, int timeout_ms);
 int xg_lock_file_mode(const char *path, int flags, mode_t mode, int timeout_ms);
 /* The timeout from XG_LOCK_TIMEOUT (milliseconds), or the default. */
 int xg_lock_timeout_ms(void);
+/* The process holding a write lock on fd's file, from /proc/locks; 0 when
+ * it cannot be told. */
+long xg_lock_holder(int fd);
 /* Appends data to path under its lock and fsyncs; 0 or -1 as
  * xg_lock_file. */
 int xg_append_locked(const char *path, const void *data, size_t len, int timeout_ms);

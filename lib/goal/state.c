@@ -264,32 +264,6 @@ static char *lock_path(const char *conv)
 	return path;
 }
 
-/* The process holding a write lock on fd's file, from /proc/locks. */
-static long holder_of(int fd)
-{
-	struct stat st;
-	char line[512];
-	long pid = 0;
-	FILE *fp;
-
-	if (fstat(fd, &st) < 0 || !(fp = fopen("/proc/locks", "r")))
-		return 0;
-	while (fgets(line, sizeof(line), fp)) {
-		unsigned maj, min;
-		unsigned long long ino;
-		long p;
-		char *s = strstr(line, "WRITE ");
-
-		if (s && sscanf(s + 6, "%ld %x:%x:%llu", &p, &maj, &min, &ino) == 4 &&
-		    ino == (unsigned long long)st.st_ino && p > 0) {
-			pid = p;
-			break;
-		}
-	}
-	fclose(fp);
-	return pid;
-}
-
 long xg_goal_driver(const char *conv)
 {
 	char *path = lock_path(conv);
@@ -300,7 +274,7 @@ long xg_goal_driver(const char *conv)
 	if (fd < 0)
 		return 0;
 	if (flock(fd, LOCK_SH | LOCK_NB) < 0) {
-		pid = errno == EWOULDBLOCK ? holder_of(fd) : 0;
+		pid = errno == EWOULDBLOCK ? xg_lock_holder(fd) : 0;
 		if (errno == EWOULDBLOCK && pid <= 0)
 			pid = -1;	/* held, by a process we cannot name */
 	} else {
