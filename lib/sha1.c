@@ -122,7 +122,7 @@ static void blocks_ni(uint32_t h[5], const unsigned char *p, size_t n)
 	h[4] = (uint32_t)_mm_extract_epi32(e0, 3);
 }
 
-static int have_sha_ni(void)
+static int probe_sha_ni(void)
 {
 	unsigned a, b, c, d;
 
@@ -131,6 +131,21 @@ static int have_sha_ni(void)
 	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
 		return 0;
 	return (b >> 29) & 1;
+}
+
+/* Asked once: cpuid leaves a virtual machine for the host, tens of
+ * microseconds, which a snapshot hashing each object apart would pay
+ * for every one. */
+static int have_sha_ni(void)
+{
+	static int known = -1;
+	int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
+
+	if (v < 0) {
+		v = probe_sha_ni();
+		__atomic_store_n(&known, v, __ATOMIC_RELAXED);
+	}
+	return v;
 }
 #endif
 
