@@ -75,7 +75,7 @@ static int name_tmpfile(int fd, char *tmp)
  * rename; elsewhere (no O_TMPFILE, or no /proc to name it through) it is
  * a mkostemp file from the start.
  */
-int xg_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
+static int write_atomic(const char *path, const void *data, size_t len, mode_t mode, int cache)
 {
 	char *tmp = xg_asprintf("%s.tmpXXXXXX", path);
 	char *dir = dir_of(path);
@@ -88,11 +88,13 @@ again:
 		fd = mkostemp(tmp, O_CLOEXEC);
 	}
 	if (fd < 0) {
-		xg_error_errno("cannot create a temporary file beside '%s'", path);
+		if (!cache)
+			xg_error_errno("cannot create a temporary file beside '%s'", path);
 		goto out;
 	}
-	if (fchmod(fd, mode) < 0 || xg_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
-		xg_error_errno("cannot write '%s'", unnamed ? path : tmp);
+	if (fchmod(fd, mode) < 0 || xg_write_all(fd, data, len) < 0 || (!cache && fsync(fd) < 0)) {
+		if (!cache)
+			xg_error_errno("cannot write '%s'", unnamed ? path : tmp);
 		close(fd);
 		if (!unnamed)
 			unlink(tmp);
@@ -106,16 +108,18 @@ again:
 		goto again;
 	}
 	if (close(fd) < 0) {
-		xg_error_errno("cannot write '%s'", tmp);
+		if (!cache)
+			xg_error_errno("cannot write '%s'", tmp);
 		unlink(tmp);
 		goto out;
 	}
 	if (rename(tmp, path) < 0) {
-		xg_error_errno("cannot rename '%s' to '%s'", tmp, path);
+		if (!cache)
+			xg_error_errno("cannot rename '%s' to '%s'", tmp, path);
 		unlink(tmp);
 		goto out;
 	}
-	if (fsync_dir(dir) < 0) {
+	if (!cache && fsync_dir(dir) < 0) {
 		xg_error_errno("cannot sync directory '%s'", dir);
 		goto out;
 	}
@@ -124,6 +128,16 @@ out:
 	free(tmp);
 	free(dir);
 	return rc;
+}
+
+int xg_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
+{
+	return write_atomic(path, data, len, mode, 0);
+}
+
+int xg_write_cache(const char *path, const void *data, size_t len, mode_t mode)
+{
+	return write_atomic(path, data, len, mode, 1);
 }
 
 int xg_read_fd(int fd, struct xg_buf *b)

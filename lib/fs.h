@@ -20,6 +20,9 @@ struct xg_buf;
 int xg_write_all(int fd, const void *data, size_t len);
 /* Writes data to path atomically with the given mode (e.g. 0644). */
 int xg_write_atomic(const char *path, const void *data, size_t len, mode_t mode);
+/* The same for a cache, whose reader checks what it reads: not synced, and
+ * silent when it fails (-1 with errno), as losing it costs only time. */
+int xg_write_cache(const char *path, const void *data, size_t len, mode_t mode);
 /* Reads a whole file into b (appending); -1 on error or past b's ceiling,
  * with errno ENOENT left for a missing file. */
 int xg_read_file(const char *path, struct xg_buf *b);

@@ -330,7 +330,7 @@ PY
 	assert_equal "$(field .untracked)" 40
 }
 
-@test "it changes nothing in .git but objects, nor any working-tree file" {
+@test "it changes nothing in .git but objects and xg-untracked, nor any working-tree file" {
 	make_repo
 	git -C "$repo" tag v1
 	printf 'staged\n' >> README && git add README
@@ -340,8 +340,9 @@ PY
 	printf 'build/\n' > .gitignore && mkdir build && printf 'o\n' > build/o
 	ln -s README link
 	state() {
-		(cd .git && find . -path ./objects -prune -o -print | sort)
-		(cd .git && find . -path ./objects -prune -o -type f -print0 | sort -z | xargs -0 sha256sum)
+		(cd .git && find . -path ./objects -prune -o ! -name xg-untracked -print | sort)
+		(cd .git && find . -path ./objects -prune -o -type f ! -name xg-untracked -print0 |
+			sort -z | xargs -0 sha256sum)
 		find . -path ./.git -prune -o -print0 | sort -z |
 			xargs -0 stat -c '%n %F %a %s %y %Y'
 		find . -path ./.git -prune -o -type f -print0 | sort -z | xargs -0 sha256sum
@@ -352,6 +353,7 @@ PY
 	assert_equal "$(state)" "$before"
 	assert_equal "$(sha256sum < .git/index)" "$index"
 	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	assert [ -f .git/xg-untracked ]
 }
 
 # A repository whose index holds racy's current stat data (a time of
@@ -383,6 +385,94 @@ stale_entry() {
 	snap
 	assert_equal "$(git show "$(field .commit):racy")" aaaa
 	assert_equal "$(field .changed)" 0
+}
+
+# xg-untracked with the blob it names for path replaced by id, and its
+# checksum made good again.
+forge_known() {
+	local body
+	body=$(sed -e '$d' -e "s/^[0-9a-f]\{40\}\( .* $1\)\$/$2\1/" .git/xg-untracked)
+	{ printf '%s\n' "$body"; printf 'sha1 %s\n' "$(printf '%s\n' "$body" | sha1sum | cut -c1-40)"; } \
+		> .git/xg-untracked
+}
+
+# A repository with two untracked files that a first snapshot has read,
+# and a blob "forged" in its objects.
+known_repo() {
+	make_repo
+	printf 'notes\n' > notes.txt
+	mkdir -p tmp && printf 'scratch\n' > tmp/scratch
+	# Past a tick of the clock files are stamped with, so that the first
+	# snapshot's reference time is later than their change.
+	sleep 0.1
+	snap
+	assert_success
+	grep -q ' notes.txt$' .git/xg-untracked
+	grep -q ' tmp/scratch$' .git/xg-untracked
+	bytes=$(field .bytes)
+	forged=$(printf 'forged\n' | git hash-object -w --stdin)
+}
+
+@test "an untracked file unchanged since the last snapshot is not read again" {
+	known_repo
+	forge_known notes.txt "$forged"
+	snap
+	# The blob comes from xg-untracked, which is how it is seen here.
+	assert_equal "$(git show "$(field .commit):notes.txt")" forged
+	assert_equal "$(git show "$(field .commit):tmp/scratch")" scratch
+	# Its bytes count as the file's, as when it was read.
+	assert_equal "$(field .bytes)" "$bytes"
+	assert_equal "$(field .untracked)" 2
+}
+
+@test "an untracked file rewritten with its size and times kept is read again" {
+	known_repo
+	forge_known notes.txt "$forged"
+	stamp=$(stat -c %Y notes.txt)
+	printf 'NOTES\n' > notes.txt
+	touch -d "@$stamp" notes.txt
+	snap
+	# Only its ctime tells, and that no program can set back.
+	assert_equal "$(git show "$(field .commit):notes.txt")" NOTES
+}
+
+@test "a damaged or foreign xg-untracked is ignored, and written again" {
+	known_repo
+	forge_known notes.txt "$forged"
+	sed -i '1s/^xg-untracked 1 /xg-untracked 1  /' .git/xg-untracked
+	snap
+	assert_equal "$(git show "$(field .commit):notes.txt")" notes
+	tail -n 1 .git/xg-untracked | grep -q '^sha1 '
+	# The checksum holds again.
+	assert_equal "$(sed '$d' .git/xg-untracked | sha1sum | cut -c1-40)" \
+		"$(tail -n 1 .git/xg-untracked | cut -c6-)"
+	# A checksum that does not match, or the file of another working tree.
+	forge_known notes.txt "$forged"
+	printf 'x' >> .git/xg-untracked
+	snap
+	assert_equal "$(git show "$(field .commit):notes.txt")" notes
+	forge_known notes.txt "$forged"
+	body=$(sed -e '$d' -e "1s|$repo|/elsewhere|" .git/xg-untracked)
+	{ printf '%s\n' "$body"; printf 'sha1 %s\n' "$(printf '%s\n' "$body" | sha1sum | cut -c1-40)"; } \
+		> .git/xg-untracked
+	snap
+	assert_equal "$(git show "$(field .commit):notes.txt")" notes
+}
+
+@test "a known blob git has pruned is made again from the file" {
+	known_repo
+	forge_known notes.txt 1234567890123456789012345678901234567890
+	snap
+	assert_equal "$(git show "$(field .commit):notes.txt")" notes
+	git fsck --no-dangling
+}
+
+@test "with clean filters possible nothing is known: each file is read" {
+	known_repo
+	forge_known notes.txt "$forged"
+	printf '*.txt text\n' > .gitattributes
+	snap
+	assert_equal "$(git show "$(field .commit):notes.txt")" notes
 }
 
 @test "many new files go into one pack that git accepts" {

@@ -86,15 +86,18 @@ static void clean_filters(struct xg_snapshot_state *s, const char *path, struct 
 
 /* Reads path's content as git would store it: a symlink's target, a file's
  * bytes through the clean filters when attributes or core.autocrlf may ask
- * for them.  1 done, 0 gone or not a file any more, -1 unreadable. */
+ * for them, and its stat data, as read just before, into *stp unless NULL.
+ * 1 done, 0 gone or not a file any more, -1 unreadable. */
 static int read_blob(struct xg_snapshot_state *s, const char *path, char **data,
-		     size_t *len, uint32_t *mode)
+		     size_t *len, uint32_t *mode, struct stat *stp)
 {
 	struct xg_buf b = XG_BUF_INIT(0);
 	struct stat st;
 
 	if (fstatat(s->rootfd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
+	if (stp)
+		*stp = st;
 	if (S_ISLNK(st.st_mode)) {
 		*mode = 0120000;
 		if (read_link(s, path, (size_t)st.st_size, &b) < 0)
@@ -143,7 +146,7 @@ int xg_snapshot_blob_hash_tracked(struct xg_snapshot_state *s)
 			continue;
 		if (xg_snapshot_timed_out(s))
 			return XG_SNAPSHOT_TIMED_OUT;
-		r = read_blob(s, e->path, &data, &len, &mode);
+		r = read_blob(s, e->path, &data, &len, &mode, NULL);
 		if (r < 0 && s->timed_out)
 			return XG_SNAPSHOT_TIMED_OUT;
 		if (r < 0) {
@@ -188,9 +191,13 @@ int xg_snapshot_blob_hash_untracked(struct xg_snapshot_state *s)
 		xg_snapshot_tree_invalidate(s, f->path, f->len);
 		if (f->type == DT_DIR)
 			continue;
+		if (f->known) {	/* its blob is the one the last snapshot read */
+			s->bytes += f->size;
+			continue;
+		}
 		if (xg_snapshot_timed_out(s))
 			return XG_SNAPSHOT_TIMED_OUT;
-		r = read_blob(s, f->path, &data, &len, &f->mode);
+		r = read_blob(s, f->path, &data, &len, &f->mode, &f->st);
 		if (r <= 0) {
 			if (s->timed_out)
 				return XG_SNAPSHOT_TIMED_OUT;

@@ -10,7 +10,9 @@
 #include <stdint.h>
 #include <time.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <git2.h>
+#include "buf.h"
 #include "snapshot/snapshot.h"
 
 /*
@@ -268,9 +270,31 @@ struct xg_snapshot_ufile {	/* an untracked file to include */
 	char *path;
 	size_t len;
 	unsigned char type;	/* DT_REG, DT_LNK, DT_DIR for a nested repository; 0: left out */
+	unsigned char known;	/* oid comes from the last snapshot (known.c) */
 	unsigned char oid[20];
 	uint32_t mode;
 	uint64_t size;
+	struct stat st;		/* as last seen: by the walk, then before the read */
+};
+
+/* The untracked files the last snapshot read (known.c). */
+struct xg_snapshot_known_file {
+	char *path;		/* into text */
+	unsigned char oid[20];
+	uint32_t mode, uid, gid;
+	uint64_t size, ino, dev;
+	int64_t mtime_s, ctime_s;
+	long mtime_ns, ctime_ns;
+};
+
+struct xg_snapshot_known {
+	struct xg_buf text;
+	int ok;			/* there is a reference time: apply and save */
+	struct timespec ref;	/* this snapshot's reference time (known.c) */
+	struct timespec old;	/* the last snapshot's, which files are judged by */
+	uint64_t dev;		/* the working tree's filesystem */
+	struct xg_snapshot_known_file *files;	/* sorted by path */
+	size_t nr, alloc, used;
 };
 
 struct xg_snapshot_state {
@@ -288,6 +312,7 @@ struct xg_snapshot_state {
 	uint32_t *modes;	/* per index entry: the working tree's mode */
 	struct xg_snapshot_ufile *u;
 	size_t nu, au;
+	struct xg_snapshot_known known;
 	uint64_t utotal;
 	size_t ucount;
 	jv skipped;
@@ -315,6 +340,13 @@ const char *xg_snapshot_git_message(void);
 /* Finds the untracked files the ignore rules let through, within the
  * limits, into s->u; what the limits leave out is skipped. */
 void xg_snapshot_untracked_walk(struct xg_snapshot_state *s);
+
+/* Takes the blobs of the untracked files whose stat data is as the last
+ * snapshot knew it; after a snapshot is written, keeps what this one knows
+ * for the next (known.c). */
+void xg_snapshot_known_apply(struct xg_snapshot_state *s);
+void xg_snapshot_known_save(struct xg_snapshot_state *s);
+void xg_snapshot_known_release(struct xg_snapshot_known *k);
 
 /*
  * Read the changed tracked files and the untracked ones and hash them into

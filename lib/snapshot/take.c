@@ -9,7 +9,8 @@
  * new, the changed and new files are hashed into blobs (snapshot/blob.c),
  * the trees are built reusing the cache tree (snapshot/tree.c), and the
  * commit is made and every object written at the very end
- * (snapshot/commit.c).  finish() puts the counts into the record.
+ * (snapshot/commit.c).  The untracked files the last snapshot read and
+ * that did not change since are not read again (snapshot/known.c).  finish() puts the counts into the record.
  *
  * Also here: the options' defaults, the parsing of a duration, the state's
  * small helpers, xg_snapshot_not_found, which tells a directory without a
@@ -315,6 +316,7 @@ static const char *take(struct xg_snapshot_state *s, jv *rec, git_config *cfg)
 	xg_snapshot_untracked_walk(s);
 	if (xg_snapshot_timed_out(s))
 		return "timeout";
+	xg_snapshot_known_apply(s);
 	rc = xg_snapshot_blob_hash_tracked(s);
 	if (rc == XG_SNAPSHOT_DONE)
 		rc = xg_snapshot_blob_hash_untracked(s);
@@ -324,6 +326,7 @@ static const char *take(struct xg_snapshot_state *s, jv *rec, git_config *cfg)
 		rc = xg_snapshot_commit_write(s, cfg, tree, has_head ? &head : NULL, commit);
 	if (rc != XG_SNAPSHOT_DONE)
 		return rc == XG_SNAPSHOT_TIMED_OUT ? "timeout" : "error";
+	xg_snapshot_known_save(s);
 	memcpy(id.id, commit, 20);
 	*rec = xg_json_set(*rec, "commit", jv_string(git_oid_tostr(hex, sizeof(hex), &id)));
 	return NULL;
@@ -371,6 +374,7 @@ static void release(struct xg_snapshot_state *s)
 	for (i = 0; i < s->nu; i++)
 		free(s->u[i].path);
 	free(s->u);
+	xg_snapshot_known_release(&s->known);
 	free(s->oids);
 	free(s->modes);
 	free(s->cache);

@@ -130,17 +130,18 @@ static struct fent *merge_entries(struct xg_snapshot_state *s, size_t *nr)
 	return f;
 }
 
-static uint32_t tree_mode(uint32_t mode)
+/* The mode of a tree entry as the tree spells it, with its space. */
+static const char *tree_mode(uint32_t mode)
 {
 	switch (mode & S_IFMT) {
 	case S_IFREG:
-		return mode & 0100 ? 0100755 : 0100644;
+		return mode & 0100 ? "100755 " : "100644 ";
 	case S_IFLNK:
-		return 0120000;
+		return "120000 ";
 	case 0160000:
-		return 0160000;
+		return "160000 ";
 	default:
-		return 040000;
+		return "40000 ";
 	}
 }
 
@@ -189,7 +190,7 @@ static int build_tree(struct xg_snapshot_state *s, const struct fent *f, size_t 
 		size_t namelen = slash ? (size_t)(slash - name) : f[i].len - skip_len;
 		unsigned char sub[20];
 		const unsigned char *id;
-		uint32_t mode;
+		const char *mode;
 
 		if (last && lastlen == namelen && !memcmp(last, name, namelen)) {
 			snprintf(s->err, sizeof(s->err), "the working tree changed while it was read");
@@ -202,13 +203,13 @@ static int build_tree(struct xg_snapshot_state *s, const struct fent *f, size_t 
 				return -1;
 			}
 			id = sub;
-			mode = 040000;
+			mode = "40000 ";
 		} else {
 			id = f[i].oid;
 			mode = tree_mode(f[i].mode);
 			i++;
 		}
-		xg_buf_addf(&b, "%o ", (unsigned)mode);
+		xg_buf_addstr(&b, mode);
 		xg_buf_add(&b, name, namelen);
 		xg_buf_addch(&b, '\0');
 		xg_buf_add(&b, id, 20);

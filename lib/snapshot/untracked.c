@@ -147,6 +147,7 @@ static void add_untracked(struct xg_snapshot_state *s, const char *path, size_t 
 		f->mode = 0160000;
 	} else {
 		f->mode = S_ISLNK(st.st_mode) ? 0120000 : (st.st_mode & 0100) ? 0100755 : 0100644;
+		f->st = st;
 	}
 }
 
