@@ -340,3 +340,37 @@ assert "SUMMARY-WHOLE" in b and "SUMMARY-HALF" not in b
 	[ -z "$(recs retry)" ]
 	fake_log 'assert len(log) == 7, len(log)'
 }
+
+@test "a summary request during which the rest of the input proves bad stops, and nothing is compacted" {
+	serve openai-chat <<-'EOF'
+	{"text": "noted"}
+	EOF
+	xgrun "$(head -c 30000 /dev/zero | tr '\0' 'w')"
+	assert_success
+	conv=$(recs run_start | jq -r .conversation)
+	# Resumed with the tiny window, the history compacts before the first
+	# request: the summary request's first event is where the rest of the
+	# input is joined, and its bad line fails the run, which stops the
+	# request there, not nine seconds later at the reply's end.
+	serve openai-chat <<-'EOF'
+	{"text": "SUMMARY-NEVER-KEPT", "chunk": 3, "delay_ms": 1500}
+	{"text": "never asked"}
+	EOF
+	small_catalog openai-chat 8000 1000
+	run_split xg-run --conversation "$conv" <<-'EOF'
+	{"type":"request","text":"go on"}
+	{"type":"model","id":"fake/m","provider":"fake"}
+	{"type":"pack","mode":"normal","system":"x"}
+	not a record
+	EOF
+	[ "$status" -eq 65 ]
+	[ "$(end_field .status)" = failed ]
+	[ "$(end_field .ms)" -lt 4000 ]
+	[[ "$(end_field .reason)" == "standard input: line 4: not JSON: "* ]]
+	[ -z "$(recs compaction)" ]
+	[ "$(end_field .reply)" = null ]
+	fake_log "$LOGLIB"'
+assert len(log) == 1 and "Summarise the conversation so far" in dump(items(log[0])), len(log)
+'
+	[ "$(jq -c 'select(.type == "compaction")' "$CONVS/$conv.jsonl")" = "" ]
+}
