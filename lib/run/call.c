@@ -11,8 +11,9 @@
  * before a reply asks for it.
  *
  * A side request (xg_run_side_call) is the same call made for something
- * else, compaction's summary: a request of its own, whose reply is only
- * read for its text and its usage, and which settles nothing.
+ * else, compaction's summary or a goal's completion check: a request of
+ * its own, whose reply is only read for its text and its usage, and which
+ * settles nothing.
  */
 #include "xg.h"
 #include "run/internal.h"
@@ -252,7 +253,7 @@ struct side {
 
 /* Only the text is read: a tool call in the reply is not run.  As with the
  * loop's replies, the first event writes run_start: a summary can be the
- * run's first request. */
+ * run's first request (a check, which follows a reply, never is). */
 static int side_on_event(void *ctx, jv ev)
 {
 	struct side *s = ctx;
