@@ -750,3 +750,45 @@ assert "[tool call update_goal]" in t
 	[ -f a.txt ]
 	[ "$(recs goal | tail -1 | jq -r '[.status, .rounds] | @tsv')" = "$(printf 'complete\t2')" ]
 }
+
+@test "a check cut off is retried for the completion check, and its usage counts in the run's" {
+	serve <<-EOF
+	$(claim_round 1 "all done")
+	{"text": "continue: hal", "finish_reason": false}
+	{"text": "done: it is shown", "usage": {"input": 300, "cached_input": 120, "output": 7}}
+	EOF
+	XG_RETRY="base=1,cap=5" xggoal set --model fake/m --conversation g1 "x"
+	assert_success
+	[ "$(goals .status)" = "active complete " ]
+	[ "$(recs retry | jq -c '[.for, .reason, .partial]')" = '["completion check","truncated",true]' ]
+	# What the cut-off attempt brought is dropped: the answer reads whole.
+	[ "$(recs goal_check | jq -c '[.checked, .verdict, .reason, .accepted]')" = '[true,"done","it is shown",true]' ]
+	[ "$(recs usage | jq -c 'select(.for == "completion check") | [.input, .cached_input, .output]')" = '[300,120,7]' ]
+	[ "$(recs usage | tail -1 | jq -c .cumulative)" = "$(recs run_end | jq -c .usage)" ]
+	recs run_end | jq -e '.usage.cached_input >= 120'
+	fake_log "$ROUNDS"'
+assert len(checks) == 2, len(checks)
+'
+}
+
+@test "a silent check stalls the round, and the claim is left unsettled" {
+	serve <<-EOF
+	$(claim_round 1 "all done")
+	{"text": "never seen", "stall": 60, "stall_after": 0}
+	EOF
+	SECONDS=0
+	XG_STALL=reply=1s,beat=10m xggoal set --model fake/m --conversation g1 "x"
+	assert_failure 1
+	[ "$SECONDS" -lt 30 ]
+	# The round stalled, so the goal waits, paused (xg-goal's last run_end
+	# says how the goal ended, not how the round did).
+	[ "$(goals .status)" = "active paused " ]
+	[ "$(recs goal | tail -1 | jq -r .reason)" = "stalled: nothing from the run for 1 s" ]
+	[ "$(recs run_end | jq -c '[.status, .exit]')" = '["interrupted",1]' ]
+	[ -z "$(recs goal_check)" ]
+	[ -z "$(recs retry)" ]
+	[ "$(recs usage | jq -s 'map(select(.for == "completion check")) | length')" = 0 ]
+	fake_log "$ROUNDS"'
+assert len(checks) == 1, len(checks)
+'
+}

@@ -256,3 +256,121 @@ assert b.index("SUMMARY-BY-HAND") < b.index("\"c12\"") and "\"c1\"" not in b
 	run_split xg compact no-such-conv
 	[ "$status" -eq 65 ]
 }
+
+# serve_compacting STEP...: serves, in openai-chat with the tiny window,
+# five reads and a sixth reporting an input past the threshold, so the
+# seventh request is the summary's; then the STEPs.
+serve_compacting() {
+	{
+		for i in 1 2 3 4 5; do read_step "f$i" 5000; done
+		read_step f6 7600
+		printf '%s\n' "$@"
+	} >script.ndjson
+	serve openai-chat <script.ndjson
+	small_catalog openai-chat 8000 1000
+}
+
+@test "a summary request cut off is retried for compaction, and only the whole summary is kept" {
+	serve_compacting '{"text": "SUMMARY-HALF", "finish_reason": false}' \
+		'{"text": "SUMMARY-WHOLE", "usage": {"input": 4000, "cached_input": 3000, "output": 30}}' \
+		'{"text": "done"}'
+	XG_RETRY="base=1,cap=5" xgrun "compact once"
+	assert_success
+	[ "$(recs retry | jq -c '[.for, .reason, .partial]')" = '["compaction","truncated",true]' ]
+	conv=$(recs run_start | jq -r .conversation)
+	[ "$(jq -r 'select(.type == "compaction") | .summary' "$CONVS/$conv.jsonl")" = SUMMARY-WHOLE ]
+	recs compaction | jq -e '.summary_bytes == 13'
+	# The usage of the attempt that went through counts, once, in the run's.
+	[ "$(recs usage | jq -c 'select(.for == "compaction") | [.input, .cached_input, .output]')" = '[4000,3000,30]' ]
+	recs run_end | jq -e '.usage.cached_input == 3000'
+	fake_log "$LOGLIB"'
+assert len(log) == 9, len(log)
+assert [i for i, r in enumerate(log) if is_summary_request(r)] == [6, 7]
+b = dump(items(log[8]))
+assert "SUMMARY-WHOLE" in b and "SUMMARY-HALF" not in b
+'
+}
+
+@test "a summary request that fails, or brings no summary, fails the run naming compaction" {
+	for how in error empty; do
+		case $how in
+		error) summary='{"status": 500, "body": {"error": {"message": "boom", "type": "server_error"}}}' ;;
+		empty) summary='{"text": "  \n ", "usage": {"input": 4000, "output": 3}}' ;;
+		esac
+		serve_compacting "$summary" '{"text": "never asked"}'
+		XG_RETRY=off xgrun "compact and fail"
+		assert_failure 69
+		[ "$(end_field .status)" = failed ]
+		[ "$(end_field .exit)" = 69 ]
+		[ -z "$(recs compaction)" ]
+		case $how in
+		error) [ "$(end_field .reason)" = "compaction: provider 'fake' (127.0.0.1:$FAKE_PORT): server: HTTP 500: boom" ]
+		       [ "$(end_field .provider_error)" = server ] ;;
+		empty) [ "$(end_field .reason)" = "compaction: the model's reply held no summary" ]
+		       [ "$(end_field .provider_error)" = null ]
+		       [ "$(recs usage | jq -c 'select(.for == "compaction") | .input')" = 4000 ] ;;
+		esac
+		fake_log 'assert len(log) == 7, len(log)'
+		conv=$(recs run_start | jq -r .conversation)
+		[ -z "$(jq -c 'select(.type == "compaction")' "$CONVS/$conv.jsonl")" ]
+	done
+}
+
+@test "a summary streamed slower than the reply window, never silent for it, does not stall the run" {
+	serve_compacting '{"text": "SUMMARY-SLOWLY-STREAMED", "chunk": 3, "delay_ms": 500}' '{"text": "done"}'
+	SECONDS=0
+	XG_STALL=reply=2s,beat=10m xgrun "compact slowly"
+	assert_success
+	# Eight events half a second apart: longer than the window in all.
+	[ "$SECONDS" -ge 3 ]
+	[ "$(end_field .status)" = completed ]
+	recs compaction | jq -e '.summary_bytes == 23'
+}
+
+@test "a silent summary request stalls the run, and nothing is compacted" {
+	serve_compacting '{"text": "never seen", "stall": 60, "stall_after": 0}' '{"text": "never asked"}'
+	SECONDS=0
+	XG_STALL=reply=1s,beat=10m xgrun "compact into silence"
+	assert_failure 1
+	[ "$SECONDS" -lt 30 ]
+	[ "$(end_field .status)" = interrupted ]
+	[ "$(end_field .stop)" = stalled ]
+	end_field .reason | grep -q 'nothing from the run for 1 s'
+	[ -z "$(recs compaction)" ]
+	[ -z "$(recs retry)" ]
+	fake_log 'assert len(log) == 7, len(log)'
+}
+
+@test "a summary request during which the rest of the input proves bad stops, and nothing is compacted" {
+	serve openai-chat <<-'EOF'
+	{"text": "noted"}
+	EOF
+	xgrun "$(head -c 30000 /dev/zero | tr '\0' 'w')"
+	assert_success
+	conv=$(recs run_start | jq -r .conversation)
+	# Resumed with the tiny window, the history compacts before the first
+	# request: the summary request's first event is where the rest of the
+	# input is joined, and its bad line fails the run, which stops the
+	# request there, not nine seconds later at the reply's end.
+	serve openai-chat <<-'EOF'
+	{"text": "SUMMARY-NEVER-KEPT", "chunk": 3, "delay_ms": 1500}
+	{"text": "never asked"}
+	EOF
+	small_catalog openai-chat 8000 1000
+	run_split xg-run --conversation "$conv" <<-'EOF'
+	{"type":"request","text":"go on"}
+	{"type":"model","id":"fake/m","provider":"fake"}
+	{"type":"pack","mode":"normal","system":"x"}
+	not a record
+	EOF
+	[ "$status" -eq 65 ]
+	[ "$(end_field .status)" = failed ]
+	[ "$(end_field .ms)" -lt 4000 ]
+	[[ "$(end_field .reason)" == "standard input: line 4: not JSON: "* ]]
+	[ -z "$(recs compaction)" ]
+	[ "$(end_field .reply)" = null ]
+	fake_log "$LOGLIB"'
+assert len(log) == 1 and "Summarise the conversation so far" in dump(items(log[0])), len(log)
+'
+	[ "$(jq -c 'select(.type == "compaction")' "$CONVS/$conv.jsonl")" = "" ]
+}

@@ -9,6 +9,11 @@
  * out (xg_run_begin): the rest of the input, and with it the snapshot, is
  * joined first, and nothing has touched the tree yet, since no tool runs
  * before a reply asks for it.
+ *
+ * A side request (xg_run_side_call) is the same call made for something
+ * else, compaction's summary or a goal's completion check: a request of
+ * its own, whose reply is only read for its text and its usage, and which
+ * settles nothing.
  */
 #include "xg.h"
 #include "run/internal.h"
@@ -232,6 +237,74 @@ static int stream(struct run *r, struct turn *t, struct xg_provider_error *perr)
 	r->in_flight = NULL;
 	xg_run_watch_request(r, 0);
 	xg_run_begin(r);
+	return rc;
+}
+
+/* ---- side requests ---- */
+
+/* A side request's reply as it streams. */
+struct side {
+	struct run *r;
+	const char *purpose;
+	int flags;
+	struct xg_buf *text;
+	jv usage;
+};
+
+/* Only the text is read: a tool call in the reply is not run.  As with the
+ * loop's replies, the first event writes run_start: a summary can be the
+ * run's first request (a check, which follows a reply, never is). */
+static int side_on_event(void *ctx, jv ev)
+{
+	struct side *s = ctx;
+	const char *type = xg_json_string_peek(ev, "type"), *t;
+
+	xg_run_begin(s->r);
+	if (s->flags & XG_RUN_SIDE_WATCHED)
+		xg_run_watch_event(s->r);
+	if ((s->flags & XG_RUN_SIDE_ENDS_WITH_RUN) && s->r->rc >= 0) {
+		jv_free(ev);
+		return 1;
+	}
+	if (type && !strcmp(type, "text") && (t = xg_json_string_peek(ev, "text")))
+		xg_buf_addstr(s->text, t);
+	else if (type && !strcmp(type, "usage")) {
+		jv_free(s->usage);
+		s->usage = jv_copy(ev);
+	}
+	jv_free(ev);
+	return s->r->signal != 0;
+}
+
+static void side_on_retry(void *ctx, const struct xg_provider_retry *rr)
+{
+	struct side *s = ctx;
+
+	xg_run_begin(s->r);
+	if ((s->flags & XG_RUN_SIDE_ENDS_WITH_RUN) && s->r->rc >= 0)
+		xg_provider_abort(s->r->prov);
+	xg_run_emit(s->r, xg_run_retry_record(rr, s->purpose));
+	if (rr->partial)
+		xg_buf_setlen(s->text, 0);
+}
+
+int xg_run_side_call(struct run *r, jv request, const char *purpose, int flags,
+		     struct xg_buf *text, struct xg_provider_error *perr)
+{
+	struct side s = { r, purpose, flags, text, jv_null() };
+	struct xg_provider_callbacks cb = { side_on_event, side_on_retry, &s };
+	int rc;
+
+	memset(perr, 0, sizeof(*perr));
+	r->requests++;
+	r->in_flight = r->prov;
+	if (r->signal)
+		xg_provider_abort(r->prov);
+	rc = xg_provider_stream(r->prov, request, &cb, perr);
+	r->in_flight = NULL;
+	xg_run_begin(r);
+	xg_run_count_usage_peek(r, s.usage, purpose);
+	jv_free(s.usage);
 	return rc;
 }
 

@@ -143,46 +143,6 @@ static int find_cut(const struct run *r)
 
 /* ---- the summary request ---- */
 
-struct summary {
-	struct run *r;
-	struct xg_buf text;
-	jv usage;
-};
-
-static int on_event(void *ctx, jv ev)
-{
-	struct summary *s = ctx;
-	const char *type = xg_json_string_peek(ev, "type"), *t;
-
-	xg_run_begin(s->r);
-	xg_run_watch_event(s->r);
-	if (s->r->rc >= 0) {
-		jv_free(ev);
-		return 1;
-	}
-	/* Only the text is the summary: a tool call in the reply is not run. */
-	if (type && !strcmp(type, "text") && (t = xg_json_string_peek(ev, "text")))
-		xg_buf_addstr(&s->text, t);
-	else if (type && !strcmp(type, "usage")) {
-		jv_free(s->usage);
-		s->usage = jv_copy(ev);
-	}
-	jv_free(ev);
-	return s->r->signal != 0;
-}
-
-static void on_retry(void *ctx, const struct xg_provider_retry *rr)
-{
-	struct summary *s = ctx;
-
-	xg_run_begin(s->r);
-	if (s->r->rc >= 0)
-		xg_provider_abort(s->r->prov);
-	xg_run_emit(s->r, xg_run_retry_record(rr, "compaction"));
-	if (rr->partial)
-		xg_buf_setlen(&s->text, 0);
-}
-
 static jv user_message(const char *text)
 {
 	jv m = xg_json_set(jv_object(), "role", jv_string("user"));
@@ -216,43 +176,35 @@ static jv summary_request(const struct run *r, int cut)
 }
 
 /* The summary of messages up to cut in *out; 0, -1 when a signal stopped
- * it, or r->rc once the run failed. */
+ * it, or r->rc once the run failed.  Its events are the stall clock's, and
+ * a run failed meanwhile stops it, as it stops the loop's own requests. */
 static int summarise(struct run *r, int cut, char **out)
 {
-	struct summary s = { r, XG_BUF_INIT(0), jv_null() };
-	struct xg_provider_callbacks cb = { on_event, on_retry, &s };
+	struct xg_buf text = XG_BUF_INIT(0);
 	struct xg_provider_error perr;
 	size_t b, e;
 	int rc;
 
-	memset(&perr, 0, sizeof(perr));
-	r->requests++;
-	r->in_flight = r->prov;
-	if (r->signal)
-		xg_provider_abort(r->prov);
-	rc = xg_provider_stream(r->prov, summary_request(r, cut), &cb, &perr);
-	r->in_flight = NULL;
-	xg_run_begin(r);
-	xg_run_count_usage_peek(r, s.usage, "compaction");
-	jv_free(s.usage);
+	rc = xg_run_side_call(r, summary_request(r, cut), "compaction",
+			      XG_RUN_SIDE_WATCHED | XG_RUN_SIDE_ENDS_WITH_RUN, &text, &perr);
 	if (r->signal || rc == XG_PROVIDER_STOPPED || r->rc >= 0) {
-		xg_buf_release(&s.text);
+		xg_buf_release(&text);
 		return r->rc >= 0 ? r->rc : -1;
 	}
 	if (rc) {
-		xg_buf_release(&s.text);
+		xg_buf_release(&text);
 		return xg_run_provider_fail(r, rc, &perr, "compaction");
 	}
-	for (b = 0; b < s.text.len && isspace((unsigned char)s.text.buf[b]); b++)
+	for (b = 0; b < text.len && isspace((unsigned char)text.buf[b]); b++)
 		;
-	for (e = s.text.len; e > b && isspace((unsigned char)s.text.buf[e - 1]); e--)
+	for (e = text.len; e > b && isspace((unsigned char)text.buf[e - 1]); e--)
 		;
 	if (e == b) {
-		xg_buf_release(&s.text);
+		xg_buf_release(&text);
 		return xg_run_fail(r, XG_EX_UNAVAILABLE, "compaction: the model's reply held no summary");
 	}
-	*out = xg_strndup(s.text.buf + b, e - b);
-	xg_buf_release(&s.text);
+	*out = xg_strndup(text.buf + b, e - b);
+	xg_buf_release(&text);
 	return 0;
 }
 

@@ -203,36 +203,6 @@ jv xg_run_goal_call(struct run *r, const char *name, jv args)
 
 /* ---- the check ---- */
 
-struct answer {
-	struct run *r;
-	struct xg_buf text;
-	jv usage;
-};
-
-static int on_event(void *ctx, jv ev)
-{
-	struct answer *a = ctx;
-	const char *type = xg_json_string_peek(ev, "type"), *t;
-
-	if (is(type, "text") && (t = xg_json_string_peek(ev, "text")))
-		xg_buf_addstr(&a->text, t);
-	else if (is(type, "usage")) {
-		jv_free(a->usage);
-		a->usage = jv_copy(ev);
-	}
-	jv_free(ev);
-	return a->r->signal != 0;
-}
-
-static void on_retry(void *ctx, const struct xg_provider_retry *rr)
-{
-	struct answer *a = ctx;
-
-	xg_run_emit(a->r, xg_run_retry_record(rr, "completion check"));
-	if (rr->partial)
-		xg_buf_setlen(&a->text, 0);
-}
-
 static jv check_request(const struct run *r, const char *system, const char *claim)
 {
 	jv q = jv_object(), m = jv_object();
@@ -304,34 +274,28 @@ static void notice(struct run *r, const char *text)
 }
 
 /* Asks the model; the verdict, or NULL with *why saying why the claim is
- * accepted unchecked.  -1 when a signal stopped it. */
+ * accepted unchecked.  -1 when a signal stopped it.  The check comes once
+ * the reply has ended, the run's outcome set: only a signal stops it, and
+ * its events are none of the stall clock's (the records it writes are). */
 static int ask(struct run *r, const char *system, const char **verdict, char **reason, char **why)
 {
-	struct answer a = { r, XG_BUF_INIT(ANSWER_MAX), jv_null() };
-	struct xg_provider_callbacks cb = { on_event, on_retry, &a };
+	struct xg_buf text = XG_BUF_INIT(ANSWER_MAX);
 	struct xg_provider_error perr;
 	int rc;
 
-	memset(&perr, 0, sizeof(perr));
-	r->requests++;
-	r->in_flight = r->prov;
-	if (r->signal)
-		xg_provider_abort(r->prov);
-	rc = xg_provider_stream(r->prov, check_request(r, system, r->goal->claim), &cb, &perr);
-	r->in_flight = NULL;
-	xg_run_count_usage_peek(r, a.usage, "completion check");
-	jv_free(a.usage);
+	rc = xg_run_side_call(r, check_request(r, system, r->goal->claim), "completion check", 0,
+			      &text, &perr);
 	if (r->signal || rc == XG_PROVIDER_STOPPED) {
-		xg_buf_release(&a.text);
+		xg_buf_release(&text);
 		return -1;
 	}
 	if (rc)
 		*why = xg_asprintf("the completion check failed (provider '%s': %s: %s)",
 				   r->prov->name, perr.class ? perr.class : "error", perr.message);
-	else if (parse_answer(a.text.buf, verdict, reason) < 0)
+	else if (parse_answer(text.buf, verdict, reason) < 0)
 		*why = xg_strdup("the completion check's answer could not be read as "
 				 "\"done: ...\" or \"continue: ...\"");
-	xg_buf_release(&a.text);
+	xg_buf_release(&text);
 	return 0;
 }
 

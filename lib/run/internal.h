@@ -487,9 +487,25 @@ int xg_run_call(struct run *r, struct turn *t);
 void xg_run_begin(struct run *r);
 
 /*
- * What every request of the run shares, for the loop's calls and for
- * compaction's summary request alike, each with "for" set to what it was
- * for (NULL: the loop's own):
+ * A side request: request (consumed) sent for purpose (the retry and
+ * usage records' "for"), its reply's text added to text (the caller's, with
+ * its ceiling; a retry after a partial attempt empties it), its usage
+ * counted in the run's, its error in *perr.  No tool runs, nothing settles,
+ * and the stall watch is not told a model request is out.  Returns what
+ * xg_provider_stream did: 0, an exit code, or XG_PROVIDER_STOPPED when a
+ * signal (or the flags' failed run) stopped it.  Flags:
+ *   XG_RUN_SIDE_WATCHED        each event starts the stall clock again
+ *   XG_RUN_SIDE_ENDS_WITH_RUN  a run failed meanwhile (r->rc set, as when
+ *                              the rest of the input was bad) stops it
+ */
+enum { XG_RUN_SIDE_WATCHED = 1, XG_RUN_SIDE_ENDS_WITH_RUN = 2 };
+int xg_run_side_call(struct run *r, jv request, const char *purpose, int flags,
+		     struct xg_buf *text, struct xg_provider_error *perr);
+
+/*
+ * What every request of the run shares, for the loop's calls and for the
+ * side requests alike, each with "for" set to what it was for (NULL: the
+ * loop's own):
  *   xg_run_request         the request for messages (consumed): the pack's
  *                          system prompt, the tools, the model and effort
  *   xg_run_count_usage_peek  adds a reply's usage to the run's and writes
