@@ -141,3 +141,16 @@ copy_tree() {
 	run grep -c sk-test-9c1e "$XG_HOME/config/accounts/default/auth.json"
 	assert_output 1
 }
+
+@test "no program loads libcurl before main; only the snapshot's and the log's load libgit2" {
+	# libcurl and its thirty libraries are loaded when a request is made
+	# (lib/curl.h); loaded before main they cost every process's start.
+	for p in "$XG_SRCDIR"/bin/*; do
+		needed=$(readelf -d "$p" | awk '/NEEDED/ { print $NF }')
+		[[ $needed != *libcurl* ]] || fail "${p##*/} links libcurl"
+		case ${p##*/} in
+		xg-snapshot | xg-log) ;;
+		*) [[ $needed != *libgit2* ]] || fail "${p##*/} links libgit2" ;;
+		esac
+	done
+}

@@ -11,64 +11,13 @@
  * provider goes in the header the provider's kind expects and is never
  * shown; redirects are not followed, so it goes nowhere else.
  *
- * libcurl is loaded with dlopen when a probe is asked for, not linked:
- * linked, it and the libraries it needs cost every xg-choices process
- * (a stage of every run) some 7 ms to load, for the one verb that speaks
- * HTTP.  struct curl_api holds the few functions used; nothing here names
- * a curl_* function directly, so the linker leaves libcurl out.
+ * libcurl is loaded when a probe is asked for (curl.h): linked, it and
+ * the libraries it needs would cost every xg-choices process (a stage of
+ * every run) some 7 ms to load, for the one verb that speaks HTTP.
  */
 #include "xg.h"
 #include "choices/internal.h"
-#include <curl/curl.h>
-#include <dlfcn.h>
-
-/* The libcurl functions a probe uses, found in the library it loaded. */
-struct curl_api {
-	void *lib;
-	CURLcode (*global_init)(long flags);
-	CURL *(*easy_init)(void);
-	CURLcode (*easy_setopt)(CURL *h, CURLoption opt, ...);
-	CURLcode (*easy_perform)(CURL *h);
-	CURLcode (*easy_getinfo)(CURL *h, CURLINFO info, ...);
-	void (*easy_cleanup)(CURL *h);
-	const char *(*easy_strerror)(CURLcode cc);
-	struct curl_slist *(*slist_append)(struct curl_slist *list, const char *s);
-	void (*slist_free_all)(struct curl_slist *list);
-};
-
-/* Loads libcurl into *c: 0, or 70 after a message. */
-static int load_curl(struct curl_api *c)
-{
-	static const char *const names[] = { "libcurl.so.4", "libcurl.so", "libcurl.4.dylib", NULL };
-	size_t i;
-
-	memset(c, 0, sizeof(*c));
-	for (i = 0; names[i] && !c->lib; i++)
-		c->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-	if (!c->lib) {
-		xg_error("cannot load libcurl to probe a server: %s", dlerror());
-		return XG_EX_SOFTWARE;
-	}
-	/* POSIX makes a function pointer of what dlsym returns. */
-	*(void **)&c->global_init = dlsym(c->lib, "curl_global_init");
-	*(void **)&c->easy_init = dlsym(c->lib, "curl_easy_init");
-	*(void **)&c->easy_setopt = dlsym(c->lib, "curl_easy_setopt");
-	*(void **)&c->easy_perform = dlsym(c->lib, "curl_easy_perform");
-	*(void **)&c->easy_getinfo = dlsym(c->lib, "curl_easy_getinfo");
-	*(void **)&c->easy_cleanup = dlsym(c->lib, "curl_easy_cleanup");
-	*(void **)&c->easy_strerror = dlsym(c->lib, "curl_easy_strerror");
-	*(void **)&c->slist_append = dlsym(c->lib, "curl_slist_append");
-	*(void **)&c->slist_free_all = dlsym(c->lib, "curl_slist_free_all");
-	if (!c->global_init || !c->easy_init || !c->easy_setopt || !c->easy_perform ||
-	    !c->easy_getinfo || !c->easy_cleanup || !c->easy_strerror || !c->slist_append ||
-	    !c->slist_free_all) {
-		xg_error("cannot use the libcurl that was loaded: a function is missing");
-		dlclose(c->lib);
-		c->lib = NULL;
-		return XG_EX_SOFTWARE;
-	}
-	return 0;
-}
+#include "curl.h"
 
 #define PROBE_CONNECT_MS 3000L
 #define PROBE_TOTAL_MS 10000L
@@ -91,7 +40,7 @@ static size_t collect(char *p, size_t size, size_t n, void *ctx)
 }
 
 /* list with line appended; NULL (list freed) when curl cannot. */
-static struct curl_slist *add(const struct curl_api *c, struct curl_slist *list,
+static struct curl_slist *add(const struct xg_curl *c, struct curl_slist *list,
 			      const char *line)
 {
 	struct curl_slist *next = list ? c->slist_append(list, line) : NULL;
@@ -103,7 +52,7 @@ static struct curl_slist *add(const struct curl_api *c, struct curl_slist *list,
 
 /* The header lines for provider p (only looked at) and key (may be NULL);
  * NULL when curl cannot make them. */
-static struct curl_slist *headers_for(const struct curl_api *c, jv p, const char *key)
+static struct curl_slist *headers_for(const struct xg_curl *c, jv p, const char *key)
 {
 	struct curl_slist *list = c->slist_append(NULL, "Accept: application/json");
 	const char *kind = xg_json_string_peek(p, "kind");
@@ -135,7 +84,7 @@ static struct curl_slist *headers_for(const struct curl_api *c, jv p, const char
 
 /* GETs url into body: 0 with *status, or 69 after a message naming
  * provider and url. */
-static int get(const struct curl_api *c, const char *provider, const char *url,
+static int get(const struct xg_curl *c, const char *provider, const char *url,
 	       struct curl_slist *headers, struct xg_buf *body, long *status)
 {
 	char err[CURL_ERROR_SIZE] = "";
@@ -143,7 +92,7 @@ static int get(const struct curl_api *c, const char *provider, const char *url,
 	CURL *h;
 	CURLcode cc;
 
-	if (c->global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(h = c->easy_init())) {
+	if (!(h = c->easy_init())) {
 		xg_error("cannot set up libcurl to ask provider '%s'", provider);
 		return XG_EX_SOFTWARE;
 	}
@@ -253,17 +202,20 @@ static int ask(const struct xg_catalog *cat, const char *provider, jv p, const c
 {
 	struct xg_buf body = XG_BUF_INIT(PROBE_MAX_BODY);
 	struct curl_slist *headers = NULL;
-	struct curl_api c;
+	const struct xg_curl *c = xg_curl();
 	char *url = models_url(p);
 	long status = 0;
 	int rc;
 
-	if ((rc = load_curl(&c)))
+	if (!c) {
+		xg_error("%s, to probe a server", xg_curl_error());
+		rc = XG_EX_SOFTWARE;
 		goto out;
-	if (!(headers = headers_for(&c, p, key))) {
+	}
+	if (!(headers = headers_for(c, p, key))) {
 		xg_error("cannot make the headers to ask provider '%s'", provider);
 		rc = XG_EX_SOFTWARE;
-	} else if ((rc = get(&c, provider, url, headers, &body, &status)) == 0) {
+	} else if ((rc = get(c, provider, url, headers, &body, &status)) == 0) {
 		if (status == 401 || status == 403) {
 			xg_error("provider '%s' at '%s' refused %s (HTTP %ld)", provider, url,
 				 key ? "the key" : "to answer without a key", status);
@@ -276,8 +228,7 @@ static int ask(const struct xg_catalog *cat, const char *provider, jv p, const c
 		}
 	}
 	if (headers)
-		c.slist_free_all(headers);
-	/* libcurl stays loaded: its global state outlives a dlclose badly. */
+		c->slist_free_all(headers);
 out:
 	xg_buf_release(&body);
 	free(url);

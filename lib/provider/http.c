@@ -14,7 +14,7 @@
 #include "xg.h"
 #include <pthread.h>
 #include <strings.h>
-#include <curl/curl.h>
+#include "curl.h"
 #include "provider/provider.h"
 
 void xg_http_response_init(struct xg_http_response *r)
@@ -63,7 +63,9 @@ int64_t xg_http_parse_retry_after(const char *v, int64_t now_ms)
 		if (!*end && secs >= 0 && secs < 1e9)
 			return (int64_t)(secs * 1000);
 	}
-	t = curl_getdate(v, NULL);
+	if (!xg_curl())
+		return -1;
+	t = xg_curl()->getdate(v, NULL);
 	if (t == (time_t)-1)
 		return -1;
 	return (int64_t)t * 1000 > now_ms ? (int64_t)t * 1000 - now_ms : 0;
@@ -193,7 +195,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 	h->last_byte_ms = xg_clock_ms();
 	if (!h->checked_type) {
 		h->checked_type = 1;
-		curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &r->status);
+		h->curl->easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &r->status);
 		r->streamed = r->status / 100 == 2 && h->body_fn &&
 			!strncasecmp(r->content_type, "text/event-stream", 17);
 	}
@@ -311,31 +313,20 @@ static int on_debug(CURL *e, curl_infotype type, char *data, size_t size, void *
 }
 
 /*
- * libcurl's global set-up (it starts OpenSSL: about 2 ms) happens once, on
- * whichever thread comes first; a caller that knows it will send a request
- * soon starts it early on a thread of its own (xg_http_warm).
+ * libcurl's loading and global set-up (it starts OpenSSL: some 6 ms in
+ * all, curl.h) happen once, on whichever thread comes first; a caller that
+ * knows it will send a request soon starts them early on a thread of its
+ * own (xg_http_warm).
  */
-static pthread_once_t global_once = PTHREAD_ONCE_INIT;
-
-static void global_init(void)
-{
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 void *xg_http_warm(void *arg)
 {
-	pthread_once(&global_once, global_init);
+	xg_curl();
 	return arg;
 }
 
 void xg_http_init(struct xg_http *h, long connect_ms, long idle_ms)
 {
 	memset(h, 0, sizeof(*h));
-	pthread_once(&global_once, global_init);
-	h->multi = curl_multi_init();
-	h->easy = curl_easy_init();
-	if (!h->multi || !h->easy)
-		xg_die(XG_EX_SOFTWARE, "cannot set up libcurl");
 	h->connect_ms = connect_ms ? connect_ms : 30000;
 	h->idle_ms = idle_ms ? idle_ms : 300000;
 	h->wake_fd = -1;
@@ -343,13 +334,28 @@ void xg_http_init(struct xg_http *h, long connect_ms, long idle_ms)
 	xg_buf_init(&h->trace_tail[1], 0);
 }
 
+/* The handles, made at the first request: until then libcurl may still be
+ * loading on the thread that warms it, and nothing need wait for it. */
+static void set_up(struct xg_http *h)
+{
+	if (h->curl)
+		return;
+	if (!(h->curl = xg_curl()))
+		xg_die(XG_EX_SOFTWARE, "%s", xg_curl_error());
+	h->multi = h->curl->multi_init();
+	h->easy = h->curl->easy_init();
+	if (!h->multi || !h->easy)
+		xg_die(XG_EX_SOFTWARE, "cannot set up libcurl");
+}
+
 void xg_http_release(struct xg_http *h)
 {
 	if (h->easy)
-		curl_easy_cleanup(h->easy);
+		h->curl->easy_cleanup(h->easy);
 	if (h->multi)
-		curl_multi_cleanup(h->multi);
-	curl_global_cleanup();
+		h->curl->multi_cleanup(h->multi);
+	if (h->curl)
+		h->curl->global_cleanup();
 	xg_buf_release(&h->trace_tail[0]);
 	xg_buf_release(&h->trace_tail[1]);
 	memset(h, 0, sizeof(*h));
@@ -362,28 +368,28 @@ static void set_options(struct xg_http *h, const char *url, struct curl_slist *h
 
 	/* Options are set afresh each time: the handle (and its connection
 	 * cache in the multi handle) is what is reused. */
-	curl_easy_reset(e);
-	curl_easy_setopt(e, CURLOPT_URL, url);
-	curl_easy_setopt(e, CURLOPT_POST, 1L);
-	curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(e, CURLOPT_USERAGENT, "xg/" XG_VERSION);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, h->connect_ms);
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
-	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
-	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(e, CURLOPT_HEADERDATA, h);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, h);
+	h->curl->easy_reset(e);
+	h->curl->easy_setopt(e, CURLOPT_URL, url);
+	h->curl->easy_setopt(e, CURLOPT_POST, 1L);
+	h->curl->easy_setopt(e, CURLOPT_POSTFIELDS, body);
+	h->curl->easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	h->curl->easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
+	h->curl->easy_setopt(e, CURLOPT_USERAGENT, "xg/" XG_VERSION);
+	h->curl->easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	h->curl->easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, h->connect_ms);
+	h->curl->easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+	h->curl->easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	h->curl->easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	h->curl->easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	h->curl->easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+	h->curl->easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+	h->curl->easy_setopt(e, CURLOPT_HEADERDATA, h);
+	h->curl->easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+	h->curl->easy_setopt(e, CURLOPT_WRITEDATA, h);
 	if (h->trace) {
-		curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
-		curl_easy_setopt(e, CURLOPT_DEBUGFUNCTION, on_debug);
-		curl_easy_setopt(e, CURLOPT_DEBUGDATA, h);
+		h->curl->easy_setopt(e, CURLOPT_VERBOSE, 1L);
+		h->curl->easy_setopt(e, CURLOPT_DEBUGFUNCTION, on_debug);
+		h->curl->easy_setopt(e, CURLOPT_DEBUGDATA, h);
 	}
 }
 
@@ -395,17 +401,17 @@ static void fill_info(struct xg_http *h, struct xg_http_response *r)
 	long n;
 	char *ip = NULL;
 
-	if (!curl_easy_getinfo(h->easy, CURLINFO_PRETRANSFER_TIME_T, &t))
+	if (!h->curl->easy_getinfo(h->easy, CURLINFO_PRETRANSFER_TIME_T, &t))
 		r->pretransfer_us = t;
-	if (!curl_easy_getinfo(h->easy, CURLINFO_STARTTRANSFER_TIME_T, &t))
+	if (!h->curl->easy_getinfo(h->easy, CURLINFO_STARTTRANSFER_TIME_T, &t))
 		r->first_byte_us = t;
-	if (!curl_easy_getinfo(h->easy, CURLINFO_NUM_CONNECTS, &n))
+	if (!h->curl->easy_getinfo(h->easy, CURLINFO_NUM_CONNECTS, &n))
 		r->new_connections = n;
 	if (!r->status)
-		curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &r->status);
-	if (!curl_easy_getinfo(h->easy, CURLINFO_OS_ERRNO, &n))
+		h->curl->easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &r->status);
+	if (!h->curl->easy_getinfo(h->easy, CURLINFO_OS_ERRNO, &n))
 		r->os_errno = n;
-	if (!curl_easy_getinfo(h->easy, CURLINFO_PRIMARY_IP, &ip) && ip)
+	if (!h->curl->easy_getinfo(h->easy, CURLINFO_PRIMARY_IP, &ip) && ip)
 		snprintf(r->primary_ip, sizeof(r->primary_ip), "%s", ip);
 }
 
@@ -421,7 +427,7 @@ static int transfer(struct xg_http *h, struct xg_http_response *resp)
 
 	h->last_byte_ms = xg_clock_ms();
 	for (;;) {
-		if (curl_multi_perform(h->multi, &running) != CURLM_OK) {
+		if (h->curl->multi_perform(h->multi, &running) != CURLM_OK) {
 			snprintf(resp->error, sizeof(resp->error), "libcurl's multi interface failed");
 			resp->curl_code = -1;
 			return -1;
@@ -438,14 +444,14 @@ static int transfer(struct xg_http *h, struct xg_http_response *resp)
 		/* The wake pipe is polled with the transfer's sockets, so a
 		 * signal at any moment, even just before the poll, ends it. */
 		wake.revents = 0;
-		curl_multi_poll(h->multi, &wake, wake.fd >= 0, idle > 1000 ? 1000 : (int)idle, NULL);
+		h->curl->multi_poll(h->multi, &wake, wake.fd >= 0, idle > 1000 ? 1000 : (int)idle, NULL);
 		if (wake.revents) {
 			resp->cancelled = 1;
 			snprintf(resp->error, sizeof(resp->error), "the request was aborted");
 			return -1;
 		}
 	}
-	while ((msg = curl_multi_info_read(h->multi, &left)))
+	while ((msg = h->curl->multi_info_read(h->multi, &left)))
 		if (msg->msg == CURLMSG_DONE)
 			done = msg->data.result;
 	resp->curl_code = (int)done;
@@ -454,7 +460,7 @@ static int transfer(struct xg_http *h, struct xg_http_response *resp)
 	if (done == CURLE_WRITE_ERROR && resp->aborted)
 		snprintf(resp->error, sizeof(resp->error), "stopped by the reader");
 	else
-		snprintf(resp->error, sizeof(resp->error), "%s", curl_easy_strerror(done));
+		snprintf(resp->error, sizeof(resp->error), "%s", h->curl->easy_strerror(done));
 	return -1;
 }
 
@@ -465,8 +471,9 @@ int xg_http_post(struct xg_http *h, const char *url, const char *const *headers,
 	struct curl_slist *hdrs = NULL, *tmp;
 	int rc;
 
+	set_up(h);
 	for (; headers && *headers; headers++) {
-		tmp = curl_slist_append(hdrs, *headers);
+		tmp = h->curl->slist_append(hdrs, *headers);
 		if (!tmp)
 			xg_die(XG_EX_SOFTWARE, "out of memory");
 		hdrs = tmp;
@@ -476,18 +483,18 @@ int xg_http_post(struct xg_http *h, const char *url, const char *const *headers,
 	h->body_ctx = ctx;
 	h->checked_type = 0;
 	set_options(h, url, hdrs, body, len);
-	curl_multi_add_handle(h->multi, h->easy);
+	h->curl->multi_add_handle(h->multi, h->easy);
 	rc = transfer(h, resp);
 	if (h->trace) {
 		trace_data(h, 0, NULL, 0, 1);
 		trace_data(h, 1, NULL, 0, 1);
 	}
 	fill_info(h, resp);
-	curl_multi_remove_handle(h->multi, h->easy);
+	h->curl->multi_remove_handle(h->multi, h->easy);
 	/* The key is in these lines: wipe them before they go back. */
 	for (tmp = hdrs; tmp; tmp = tmp->next)
 		explicit_bzero(tmp->data, strlen(tmp->data));
-	curl_slist_free_all(hdrs);
+	h->curl->slist_free_all(hdrs);
 	h->resp = NULL;
 	return rc;
 }

@@ -60,7 +60,10 @@ struct xg_http_response {
 	long new_connections;		/* connections opened for this request */
 };
 
+struct xg_curl;
+
 struct xg_http {
+	const struct xg_curl *curl;	/* libcurl (curl.h), from the first request */
 	void *multi;		/* CURLM */
 	void *easy;		/* CURL */
 	long connect_ms;
@@ -81,9 +84,10 @@ struct xg_http {
 
 /* Sets up the client; connect_ms and idle_ms of 0 take 30 s and 300 s. */
 void xg_http_init(struct xg_http *h, long connect_ms, long idle_ms);
-/* libcurl's global set-up, as a thread's function: a caller that will
- * send soon runs it early on a thread of its own (joined before the
- * process exits); xg_http_init waits for it. */
+/* libcurl's loading and global set-up, as a thread's function: a caller
+ * that will send soon runs it early on a thread of its own (joined before
+ * the process exits); the first request waits for it, and ends the
+ * process with 70 when libcurl cannot be loaded. */
 void *xg_http_warm(void *arg);
 void xg_http_release(struct xg_http *h);
 

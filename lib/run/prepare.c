@@ -439,16 +439,19 @@ static long long stable_bytes_peek(jv pack)
 }
 
 /*
- * In the order that lets the slow parts overlap: libcurl's set-up and the
- * gate's compilation run on threads of their own, and the rest of the
- * input (with a snapshot to take) on another, while the model is chosen
- * and the pack compiled.
+ * In the order that lets the slow parts overlap: libcurl's loading and
+ * set-up and the gate's compilation run on threads of their own while the
+ * model is chosen and the pack compiled, and then the rest of the input
+ * (with a snapshot to take) on another.
  */
 int xg_run_prepare(struct run *r, FILE *fp)
 {
 	int rc;
 
-	/* libcurl's set-up overlaps with reading the input. */
+	/* Threads come first: one being created waits for a dlopen under way
+	 * to end.  The gate's filter compiles meanwhile, and libcurl loads
+	 * while the input is read, the model chosen and the pack compiled. */
+	start_gate(r);
 	r->warm_running = xg_run_thread_start(&r->warm_thread, xg_http_warm, NULL) == 0;
 	xg_run_out_init(&r->out, fp);
 	r->id = r->o->run_id ? xg_strdup(r->o->run_id) : xg_conv_new_id();
@@ -460,14 +463,17 @@ int xg_run_prepare(struct run *r, FILE *fp)
 	    xg_run_sandbox_pick_read_only(r, !strcmp(r->mode, "plan") ||
 					  xg_run_profile_read_only(r->o->profile)))
 		return r->rc;
-	start_gate(r);
-	xg_run_start_input(r);
 	if (pick_model(r))
 		return r->rc;
 	collect_env_drop(r);
 	rc = open_provider(r);
 	scrub_key_vars(r);
-	if (rc || compile_pack(r) || join_gate(r))
+	if (rc || compile_pack(r))
+		return r->rc;
+	/* The rest of the input, and the snapshot, once libcurl is likely in:
+	 * the first reply's first event is the earliest they are needed. */
+	xg_run_start_input(r);
+	if (join_gate(r))
 		return r->rc;
 	r->tools = xg_run_profile_schemas(r->o->profile, r->sandbox.bwrap != NULL);
 	/* A subagent starts none of its own: the tree is one level deep; and
