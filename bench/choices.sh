@@ -9,9 +9,9 @@ cd "$(dirname "$0")/.."
 runs=${1:-200}
 bin=$PWD/bin/xg-choices
 [ -x "$bin" ] || { echo "bench/choices.sh: build first (make)" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export XG_HOME="$tmp/home" XG_SHARE_DIR="$PWD/share/xg"
+. bench/lib.sh
+bench_tmp
+bench_home
 unset XG_ACCOUNT OPENAI_API_KEY ANTHROPIC_API_KEY OPENROUTER_API_KEY
 # Configured, the local server is what a start with nothing saved runs on.
 export LLAMACPP_BASE_URL=http://127.0.0.1:8080/v1

@@ -14,14 +14,19 @@ cd "$(dirname "$0")/.."
 make -s all tests/bin/xg-test >/dev/null
 driver="$PWD/tests/bin/xg-test"
 N=${N:-30}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. bench/lib.sh
+bench_tmp
+bench_home
+# A model to choose with no key and no network, as in bench/choices.sh:
+# the stand-in xg-run below never connects to it.
+unset XG_ACCOUNT OPENAI_API_KEY ANTHROPIC_API_KEY OPENROUTER_API_KEY
+export LLAMACPP_BASE_URL=http://127.0.0.1:8080/v1
 mkdir -p "$tmp/tree" "$tmp/repo"
 cp bin/xg "$tmp/tree/"
 for p in xg-snapshot xg-choices xg-prompt-compile; do ln -s "$PWD/bin/$p" "$tmp/tree/$p"; done
 printf '#!/bin/sh\nexec cat >/dev/null\n' >"$tmp/tree/xg-run"
 chmod +x "$tmp/tree/xg-run"
-export PATH="$tmp/tree:$PATH" XG_HOME="$tmp/home" XG_SHARE_DIR="$PWD/share/xg"
+export PATH="$tmp/tree:$PATH"
 (
 	cd "$tmp/repo"
 	git init -q .

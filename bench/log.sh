@@ -11,9 +11,9 @@ runs=${1:-50}
 lines=${2:-100000}
 bin=$PWD/bin/xg-log
 [ -x "$bin" ] || { echo "bench/log.sh: build first (make)" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export XG_HOME="$tmp/home" XG_SHARE_DIR="$PWD/share/xg"
+. bench/lib.sh
+bench_tmp
+bench_home
 mkdir -p "$XG_HOME/state/runs"
 
 # An index of $lines runs as xg-run writes them, a minute apart.

@@ -21,42 +21,23 @@ cd "$(dirname "$0")/.."
 make -s all tests/bin/xg-test >/dev/null
 N=${N:-3}
 ROUNDS=${ROUNDS:-200}
-tmp=$(mktemp -d)
-pid=
-trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
-export XG_HOME="$tmp/home" XG_SHARE_DIR="$PWD/share/xg" XG_BENCH_KEY=bench XG_WORK_SLICE=off
-mkdir -p "$tmp/work"
-head -c 1024 /dev/zero | tr '\0' x >"$tmp/work/f.txt"
-python3 - "$PWD" "$tmp" "$N" "$ROUNDS" <<'PY'
+. bench/lib.sh
+bench_tmp
+# N runs of 10 rounds, then N of ROUNDS, each after one more run that warms
+# the page cache.
+{
+	bench_read_rounds 10 $((N + 1))
+	bench_read_rounds "$ROUNDS" $((N + 1))
+} >"$tmp/script"
+bench_provider "$tmp/script"
+bench_home
+bench_catalog 1000000
+export XG_WORK_SLICE=off
+bench_read_work
+python3 - "$PWD" "$tmp" "$N" "$ROUNDS" "$port" <<'PY'
 import json, os, socket, subprocess, sys, time, urllib.request
-src, tmp, n, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+src, tmp, n, rounds, port = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 driver = [src + "/tests/bin/xg-test", "run", src + "/bin/xg-run", "--model", "fake/m"]
-step = {"tool_calls": [{"name": "read", "args": {"path": "f.txt"}}],
-        "usage": {"input": 1000, "cached_input": 900, "output": 8}}
-
-def serve(r, runs):
-    script = tmp + "/script"
-    with open(script, "w") as f:
-        for _ in range(runs):
-            f.write(json.dumps(dict(step, repeat=r)) + "\n")
-            f.write(json.dumps({"text": "done"}) + "\n")
-    for p in ("port", "log"):
-        if os.path.exists(tmp + "/" + p):
-            os.unlink(tmp + "/" + p)
-    srv = subprocess.Popen(["python3", src + "/tests/lib/fake-provider", "--script", script,
-                            "--log", tmp + "/log", "--port-file", tmp + "/port",
-                            "--idle-exit", "600"], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
-    while not os.path.exists(tmp + "/port") or not open(tmp + "/port").read().strip():
-        time.sleep(0.05)
-    port = open(tmp + "/port").read().strip()
-    os.makedirs(tmp + "/home/config", exist_ok=True)
-    with open(tmp + "/home/config/models.json", "w") as f:
-        json.dump({"providers": {"fake": {"kind": "openai-chat",
-                   "base_url": "http://127.0.0.1:%s/v1" % port, "key_env": "XG_BENCH_KEY",
-                   "models": {"m": {"context_window": 1000000, "max_output_tokens": 4096,
-                                    "efforts": [], "default_effort": None}}}}}, f)
-    return srv, port
 
 def one(logstart):
     p = subprocess.run(driver + ["read f.txt, again and again"], cwd=tmp + "/work",
@@ -93,22 +74,20 @@ def show(name, v, unit):
     print(json.dumps({"cmd": "xg-run", "what": name, "median": round(med(v), 2),
                       "min": round(v[0], 2), "max": round(v[-1], 2), "unit": unit, "runs": len(v)}))
 
-res = {}
+res, used = {}, 0
 for r in (10, rounds):
-    srv, port = serve(r, n + 1)
-    used, gaps, rss = 0, [], []
+    first, gaps, rss = used, [], []
     for i in range(n + 1):
         g, m, k = one(used)
         used += k
         if i:  # the first run warms the page cache
             gaps.append(g); rss.append(m)
-    log = [json.loads(l) for l in open(tmp + "/log")]
-    # The provider's time at round 10 and at the last round, each with a
-    # request of that round's size.
-    prov = [provider_ms(port, json.dumps(log[k]["body"]).encode()) for k in (10, r - 1)]
-    srv.terminate(); srv.wait()
-    res[r] = (gaps, rss, prov)
-gaps, _, prov = res[rounds]
+    res[r] = (gaps, rss, first)
+# The provider's time at round 10 and at the last round, each with a
+# request of that round's size, from the first run of ROUNDS rounds.
+gaps, _, first = res[rounds]
+log = [json.loads(l) for l in open(tmp + "/log")]
+prov = [provider_ms(port, json.dumps(log[first + k]["body"]).encode()) for k in (10, rounds - 1)]
 early = [med(g[1:11]) - prov[0] for g in gaps]
 late = [med(g[-10:]) - prov[1] for g in gaps]
 show("round_ms@10", early, "ms")

@@ -22,21 +22,12 @@ make -s all >/dev/null
 RUNS=${RUNS:-100}
 CMD=${CMD:-xg-run}
 DELAY_MS=${DELAY_MS:-400}
-tmp=$(mktemp -d)
-pid=
-trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+. bench/lib.sh
+bench_tmp
 echo "{\"text\":\"Done: nothing to change at all.\",\"chunk\":4,\"delay_ms\":$DELAY_MS,\"repeat\":$((RUNS + 5))}" >"$tmp/script"
-python3 share/xg/demo/fake-provider --script "$tmp/script" --log "$tmp/log" --port-file "$tmp/port" \
-	--idle-exit 300 >/dev/null 2>&1 &
-pid=$!
-while [ ! -s "$tmp/port" ]; do sleep 0.05; done
-export XG_HOME="$tmp/home" XG_SHARE_DIR="$PWD/share/xg" XG_BENCH_KEY=bench
-mkdir -p "$XG_HOME/config"
-cat >"$XG_HOME/config/models.json" <<JSON
-{"providers": {"fake": {"kind": "openai-chat", "base_url": "http://127.0.0.1:$(cat "$tmp/port")/v1",
-  "key_env": "XG_BENCH_KEY", "models": {"m": {"context_window": 100000,
-  "max_output_tokens": 4096, "efforts": [], "default_effort": null}}}}}
-JSON
+bench_provider "$tmp/script"
+bench_home
+bench_catalog
 mkdir -p "$tmp/seed"
 (
 	cd "$tmp/seed"

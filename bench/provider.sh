@@ -21,16 +21,13 @@ for f in $W/openai-chat-text.sse $W/openai-responses-toolcalls.sse $W/anthropic-
 done
 
 echo "-- request start to first byte on the wire ($N requests on one client)"
-tmp=$(mktemp -d)
-trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+. bench/lib.sh
+bench_tmp
 echo "{\"text\":\"ok\",\"repeat\":$N}" >"$tmp/script"
-python3 share/xg/demo/fake-provider --script "$tmp/script" --log "$tmp/log" --port-file "$tmp/port" \
-	--idle-exit 60 >/dev/null 2>&1 &
-pid=$!
-while [ ! -s "$tmp/port" ]; do sleep 0.05; done
+bench_provider "$tmp/script"
 printf '%s\n' '{"model":"m","system":"You are a benchmark.","messages":[{"role":"user","text":"hi"}]}' |
 	XG_TEST_KEY=bench tests/bin/xg-test provider --stats --repeat "$N" openai-chat \
-	"http://127.0.0.1:$(cat "$tmp/port")/v1" >"$tmp/out"
+	"http://127.0.0.1:$port/v1" >"$tmp/out"
 python3 - "$tmp/out" "$tmp/log" <<'PY'
 import json, sys
 stats = [json.loads(l) for l in open(sys.argv[1]) if '"type":"stats"' in l]

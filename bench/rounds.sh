@@ -19,65 +19,47 @@ cd "$(dirname "$0")/.."
 make -s all tests/bin/xg-test >/dev/null
 N=${N:-3}
 ROUNDS=${ROUNDS:-200}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export XG_HOME="$tmp/home" XG_SHARE_DIR="$PWD/share/xg" XG_BENCH_KEY=bench XG_WORK_SLICE=off
-mkdir -p "$tmp/work"
-head -c 1024 /dev/zero | tr '\0' x >"$tmp/work/f.txt"
-python3 - "$PWD" "$tmp" "$N" "$ROUNDS" <<'PY'
-import json, os, socket, subprocess, sys, threading, time
-src, tmp, n, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+. bench/lib.sh
+bench_tmp
+# N runs and one more before them, which warms the page cache.
+bench_read_rounds "$ROUNDS" $((N + 1)) >"$tmp/script"
+bench_provider "$tmp/script" --served "$tmp/served"
+bench_home
+bench_catalog 1000000
+export XG_WORK_SLICE=off
+bench_read_work
+python3 - "$PWD" "$tmp" "$N" "$ROUNDS" "$pid" <<'PY'
+import json, os, signal, socket, subprocess, sys, threading, time
+src, tmp, n, rounds, srv = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 driver = [src + "/tests/bin/xg-test", "run", src + "/bin/xg-run", "--model", "fake/m"]
-step = {"tool_calls": [{"name": "read", "args": {"path": "f.txt"}}],
-        "usage": {"input": 1000, "cached_input": 900, "output": 8}}
-with open(tmp + "/script", "w") as f:
-    for _ in range(n + 1):
-        f.write(json.dumps(dict(step, repeat=rounds)) + "\n")
-        f.write(json.dumps({"text": "done"}) + "\n")
-srv = subprocess.Popen(["python3", src + "/share/xg/demo/fake-provider", "--script", tmp + "/script",
-                        "--log", tmp + "/log", "--port-file", tmp + "/port", "--idle-exit", "600",
-                        "--served", tmp + "/served"],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-try:
-    while not os.path.exists(tmp + "/port") or not open(tmp + "/port").read().strip():
-        time.sleep(0.05)
-    port = open(tmp + "/port").read().strip()
-    os.makedirs(tmp + "/home/config", exist_ok=True)
-    with open(tmp + "/home/config/models.json", "w") as f:
-        json.dump({"providers": {"fake": {"kind": "openai-chat",
-                   "base_url": "http://127.0.0.1:%s/v1" % port, "key_env": "XG_BENCH_KEY",
-                   "models": {"m": {"context_window": 1000000, "max_output_tokens": 4096,
-                                    "efforts": [], "default_effort": None}}}}}, f)
+def med(v):
+    v = sorted(v)
+    return v[len(v) // 2]
 
-    def med(v):
-        v = sorted(v)
-        return v[len(v) // 2]
-
-    used, runs = 0, []
-    for i in range(n + 1):
-        p = subprocess.run(driver + ["read f.txt, again and again"], cwd=tmp + "/work",
-                           stdin=subprocess.DEVNULL, capture_output=True)
-        end = [json.loads(l) for l in p.stdout.decode().splitlines() if '"run_end"' in l][0]
-        assert end["status"] == "completed", end
-        log = [json.loads(l) for l in open(tmp + "/log")][used:]
-        served = {r["n"]: r["t"] for r in map(json.loads, open(tmp + "/served"))}
-        used += len(log)
-        if i:  # the first run warms the page cache
-            runs.append([(r["t"], served.get(r["n"])) for r in log])
-            bodies = log
-    marks = sorted({10, 50, 100, rounds} & set(range(10, rounds + 1)))
-    res = {}
-    for k in marks:
-        # gap j: from the end of reply j-1 to request j having arrived.
-        g = [med([(log[j][0] - log[j - 1][1]) * 1000 for j in range(max(1, k - 10), k)]) for log in runs]
-        res[k] = g
-        g = sorted(g)
-        print(json.dumps({"cmd": "xg-run", "what": "gap_ms@%d" % k, "median": round(med(g), 2),
-                          "min": round(g[0], 2), "max": round(g[-1], 2),
-                          "target": 2, "runs": len(g)}))
-finally:
-    srv.terminate()
-    srv.wait()
+used, runs = 0, []
+for i in range(n + 1):
+    p = subprocess.run(driver + ["read f.txt, again and again"], cwd=tmp + "/work",
+                       stdin=subprocess.DEVNULL, capture_output=True)
+    end = [json.loads(l) for l in p.stdout.decode().splitlines() if '"run_end"' in l][0]
+    assert end["status"] == "completed", end
+    log = [json.loads(l) for l in open(tmp + "/log")][used:]
+    served = {r["n"]: r["t"] for r in map(json.loads, open(tmp + "/served"))}
+    used += len(log)
+    if i:  # the first run warms the page cache
+        runs.append([(r["t"], served.get(r["n"])) for r in log])
+        bodies = log
+marks = sorted({10, 50, 100, rounds} & set(range(10, rounds + 1)))
+res = {}
+for k in marks:
+    # gap j: from the end of reply j-1 to request j having arrived.
+    g = [med([(log[j][0] - log[j - 1][1]) * 1000 for j in range(max(1, k - 10), k)]) for log in runs]
+    res[k] = g
+    g = sorted(g)
+    print(json.dumps({"cmd": "xg-run", "what": "gap_ms@%d" % k, "median": round(med(g), 2),
+                      "min": round(g[0], 2), "max": round(g[-1], 2),
+                      "target": 2, "runs": len(g)}))
+# The provider is idle from here; stopped, it cannot disturb the floor.
+os.kill(srv, signal.SIGTERM)
 # The floor: fork+exec of /bin/true, and writing the last request's body
 # to a connected socket (read by a thread on the other end).
 t = []

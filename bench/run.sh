@@ -19,36 +19,14 @@ set -eu
 cd "$(dirname "$0")/.."
 make -s all tests/bin/xg-test bench/bin/curl-floor >/dev/null
 N=${N:-15}
-tmp=$(mktemp -d)
-trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+. bench/lib.sh
+bench_tmp
 echo "{\"text\":\"Done: nothing to change.\",\"usage\":{\"input\":1000,\"cached_input\":900,\"output\":8},\"repeat\":$((2 * N + 2))}" >"$tmp/script"
-python3 share/xg/demo/fake-provider --script "$tmp/script" --log "$tmp/log" --port-file "$tmp/port" \
-	--idle-exit 120 >/dev/null 2>&1 &
-pid=$!
-while [ ! -s "$tmp/port" ]; do sleep 0.05; done
-export XG_HOME="$tmp/home" XG_SHARE_DIR="$PWD/share/xg" XG_BENCH_KEY=bench
-mkdir -p "$XG_HOME/config"
-cat >"$XG_HOME/config/models.json" <<JSON
-{"providers": {"fake": {"kind": "openai-chat", "base_url": "http://127.0.0.1:$(cat "$tmp/port")/v1",
-  "key_env": "XG_BENCH_KEY", "models": {"m": {"context_window": 100000,
-  "max_output_tokens": 4096, "efforts": [], "default_effort": null}}}}}
-JSON
+bench_provider "$tmp/script"
+bench_home
+bench_catalog
 repo="$tmp/repo"
-mkdir -p "$repo"
-(
-	cd "$repo"
-	git init -q .
-	i=0
-	while [ $i -lt 1000 ]; do
-		d=dir$((i % 20))
-		mkdir -p "$d"
-		printf 'file %d\nline two\n' $i >"$d/f$i.txt"
-		i=$((i + 1))
-	done
-	git add -A
-	git -c user.name=b -c user.email=b@example.com commit -qm files
-	echo edit >>dir0/f0.txt
-)
+bench_repo "$repo"
 python3 - "$PWD/tests/bin/xg-test" "$PWD/bin" "$repo" "$tmp/log" "$N" <<'PY'
 import json, subprocess, sys
 driver, bindir, repo, logpath, n = [sys.argv[1], "run"], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
