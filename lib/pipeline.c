@@ -1,6 +1,9 @@
 #include "xg.h"
 #include "pipeline.h"
+#include <spawn.h>
 #include <sys/wait.h>
+
+extern char **environ;
 
 /*
  * The processes a signal is passed on to.  A signal handler has no way to be
@@ -126,6 +129,14 @@ static void child_signals(const sigset_t *mask)
 	sigprocmask(SIG_SETMASK, mask, NULL);
 }
 
+/* Whether len bytes go into the empty pipe fd without blocking. */
+static int fits(int fd, size_t len)
+{
+	int cap = fcntl(fd, F_GETPIPE_SZ);
+
+	return cap > 0 && len <= (size_t)cap;
+}
+
 static pid_t start_feeder(const char *input, size_t len, const int feed[2],
 			   const sigset_t *mask)
 {
@@ -140,21 +151,44 @@ static pid_t start_feeder(const char *input, size_t len, const int feed[2],
 	_exit(xg_write_all(feed[1], input, len) < 0 ? XG_EX_IOERR : 0);
 }
 
+/*
+ * A stage is spawned (vfork and exec, which costs a dispatcher's run far
+ * less than a fork): its standard input and output the pipe ends given,
+ * the default dispositions and the mask back, as child_signals does.
+ * -1 with errno when it cannot be, exec's errors included.
+ */
 static pid_t start_stage(struct xg_pipeline_stage *s, int in, int out, const sigset_t *mask)
 {
-	pid_t pid = fork();
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t def;
+	size_t i;
+	pid_t pid;
+	int rc;
 
-	if (pid != 0)
-		return pid;
-	child_signals(mask);
-	if ((in != 0 && dup2(in, 0) < 0) || (out != 1 && dup2(out, 1) < 0)) {
-		fprintf(stderr, "%s: cannot set up '%s': %s\n", xg_progname, s->argv[0],
-			strerror(errno));
-		_exit(XG_EX_SOFTWARE);
+	sigemptyset(&def);
+	sigaddset(&def, SIGPIPE);
+	for (i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++) {
+		struct sigaction sa;
+
+		if (!sigaction(forwarded[i], NULL, &sa) && sa.sa_handler != SIG_IGN)
+			sigaddset(&def, forwarded[i]);
 	}
-	execv(s->path, s->argv);
-	fprintf(stderr, "%s: cannot run '%s': %s\n", xg_progname, s->path, strerror(errno));
-	_exit(XG_EX_SOFTWARE);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&at);
+	rc = (in != 0 ? posix_spawn_file_actions_adddup2(&fa, in, 0) : 0) ||
+	     (out != 1 ? posix_spawn_file_actions_adddup2(&fa, out, 1) : 0) ||
+	     posix_spawnattr_setsigdefault(&at, &def) || posix_spawnattr_setsigmask(&at, mask) ||
+	     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+	if (!rc)
+		rc = posix_spawn(&pid, s->path, &fa, &at, s->argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	if (rc) {
+		errno = rc;
+		return -1;
+	}
+	return pid;
 }
 
 /* Ends and reaps whatever was started, after a failure to start. */
@@ -194,11 +228,19 @@ int xg_pipeline_start(struct xg_pipeline *p, const char *input, size_t len, int 
 	}
 	block_forwarded(&old);
 	set_forwarding(1);
-	/* The feeder first, before the other pipes exist: it holds no end
-	 * but its own. */
-	p->feeder = start_feeder(input, len, pipes[0], &old);
+	/* Input the pipe holds whole is written into it here; more, by a
+	 * feeder, started first, before the other pipes exist, so that it
+	 * holds no end but its own. */
+	if (fits(pipes[0][1], len)) {
+		if (xg_write_all(pipes[0][1], input, len) < 0)
+			rc = xg_error_errno("cannot write the pipeline's input");
+	} else {
+		p->feeder = start_feeder(input, len, pipes[0], &old);
+	}
 	close(pipes[0][1]);
 	pipes[0][1] = -1;
+	if (rc < 0)
+		goto out;
 	if (p->feeder < 0) {
 		p->feeder = 0;
 		rc = xg_error_errno("cannot start a process");

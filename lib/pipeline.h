@@ -2,8 +2,10 @@
 #define XG_PIPELINE_H
 /*
  * A pipeline of programs run as real processes joined by pipes, as a shell
- * runs "a | b | c": the first stage reads bytes the caller gives (fed by a
- * small child process, so a long input never blocks the caller), the last
+ * runs "a | b | c", each stage spawned (vfork and exec): the first stage
+ * reads bytes the caller gives (written into its pipe at once when the
+ * pipe holds them, else fed by a small child process, so a long input
+ * never blocks the caller), the last
  * writes to a descriptor the caller picks, and every stage's standard error
  * is the caller's.  Pipe ends are close-on-exec, so no stage holds another's
  * pipe open and every stage sees end of input when the one before it ends.
