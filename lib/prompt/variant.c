@@ -13,6 +13,7 @@
  * needs answered are here too, declared in internal.h.
  */
 #include "xg.h"
+#include <pthread.h>
 #include <dirent.h>
 #include "prompt/prompt.h"
 #include "prompt/internal.h"
@@ -166,17 +167,31 @@ void xg_variant_strings_free(char **v)
 	free(v);
 }
 
+/*
+ * The shipped variant's version, its content's id: read and hashed once a
+ * process for its directory, as compiling a pack asks for it more than
+ * once and the shipped files do not change under a run.
+ */
 static int shipped_head(char **version)
 {
+	static char *known_dir, known_id[XG_PROMPT_VERSION_LEN + 1];
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	struct xg_prompt_manifest m;
-	char *dir = xg_path_share("prompts"), id[XG_PROMPT_VERSION_LEN + 1];
-	int rc = xg_prompt_manifest_load(dir, &m);
+	char *dir = xg_path_share("prompts");
+	int rc = 0;
 
-	if (!rc) {
-		xg_prompt_version_id(&m, id);
-		*version = xg_strdup(id);
+	pthread_mutex_lock(&lock);
+	if (!known_dir || strcmp(known_dir, dir)) {
+		if (!(rc = xg_prompt_manifest_load(dir, &m))) {
+			xg_prompt_version_id(&m, known_id);
+			free(known_dir);
+			known_dir = xg_strdup(dir);
+		}
+		xg_prompt_manifest_release(&m);
 	}
-	xg_prompt_manifest_release(&m);
+	if (!rc)
+		*version = xg_strdup(known_id);
+	pthread_mutex_unlock(&lock);
 	free(dir);
 	return rc;
 }
