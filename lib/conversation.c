@@ -128,12 +128,76 @@ static int ends_torn(int fd, off_t size)
 	return last != '\n';
 }
 
+static int append(const char *id, jv entry, xg_conv_check_fn still, void *ctx,
+		  struct xg_conv_sync *sync);
+
 int xg_conv_append(const char *id, jv entry)
 {
-	return xg_conv_append_if(id, entry, NULL, NULL);
+	return append(id, entry, NULL, NULL, NULL);
 }
 
 int xg_conv_append_if(const char *id, jv entry, xg_conv_check_fn still, void *ctx)
+{
+	return append(id, entry, still, ctx, NULL);
+}
+
+int xg_conv_append_async(const char *id, jv entry, struct xg_conv_sync *sync)
+{
+	if (xg_conv_sync_wait(sync) < 0) {
+		jv_free(entry);
+		return -1;
+	}
+	return append(id, entry, NULL, NULL, sync);
+}
+
+static void *sync_main(void *arg)
+{
+	struct xg_conv_sync *sync = arg;
+
+	if (fsync(sync->fd) < 0)
+		sync->err = errno;
+	if (close(sync->fd) < 0 && !sync->err)
+		sync->err = errno;
+	sync->fd = -1;
+	return NULL;
+}
+
+/* Hands fd, written, to a thread that syncs and closes it. */
+static void sync_start(struct xg_conv_sync *sync, int fd, const char *path)
+{
+	sync->fd = fd;
+	sync->err = 0;
+	sync->path = xg_strdup(path);
+	if (pthread_create(&sync->thread, NULL, sync_main, sync) == 0)
+		sync->running = 1;
+	else
+		sync_main(sync);
+}
+
+int xg_conv_sync_wait(struct xg_conv_sync *sync)
+{
+	int rc = 0;
+
+	if (sync->running) {
+		pthread_join(sync->thread, NULL);
+		sync->running = 0;
+	}
+	if (sync->err) {
+		errno = sync->err;
+		rc = xg_error_errno("cannot append to '%s'", sync->path);
+		sync->err = errno;
+	}
+	free(sync->path);
+	sync->path = NULL;
+	if (rc < 0) {
+		errno = sync->err;
+		sync->err = 0;
+	}
+	return rc;
+}
+
+static int append(const char *id, jv entry, xg_conv_check_fn still, void *ctx,
+		  struct xg_conv_sync *sync)
 {
 	struct xg_buf line = XG_BUF_INIT(0);
 	char *path = NULL, *dir = NULL;
@@ -184,9 +248,13 @@ int xg_conv_append_if(const char *id, jv entry, xg_conv_check_fn still, void *ct
 	xg_json_dump(&line, with_stamp(entry));
 	entry = jv_invalid();
 	xg_buf_addch(&line, '\n');
-	if (xg_write_all(fd, line.buf, line.len) < 0 || fsync(fd) < 0) {
+	if (xg_write_all(fd, line.buf, line.len) < 0 || (!sync && fsync(fd) < 0)) {
 		xg_error_errno("cannot append to '%s'", path);
 		goto out;
+	}
+	if (sync) {
+		sync_start(sync, fd, path);
+		fd = -1;
 	}
 	rc = 0;
 out:

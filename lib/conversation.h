@@ -19,6 +19,7 @@
  * its own beside the file, so a second run waits for the first rather than
  * mix its turns in.
  */
+#include <pthread.h>
 #include "json.h"
 
 /*
@@ -71,6 +72,26 @@ int xg_conv_append(const char *id, jv entry);
  */
 typedef int (*xg_conv_check_fn)(const char *id, void *ctx);
 int xg_conv_append_if(const char *id, jv entry, xg_conv_check_fn still, void *ctx);
+
+/*
+ * As xg_conv_append, but the fsync that ends the append runs on a thread
+ * of its own, so that the caller (a run with its next request to send)
+ * goes on meanwhile.  The entry is written, and readable, when it returns;
+ * it is durable once xg_conv_sync_wait has returned 0, and the lock is held
+ * until then.  One at a time: an append given a sync that is still running
+ * waits for it first.  When the thread cannot be started the fsync is done
+ * at once.  xg_conv_sync_wait returns 0, or -1 with errno when the fsync
+ * (or the close) failed, after reporting it; 0 when there is none.
+ */
+struct xg_conv_sync {
+	pthread_t thread;
+	int running;
+	int fd;
+	int err;		/* errno of the fsync or close that failed */
+	char *path;		/* for the message */
+};
+int xg_conv_append_async(const char *id, jv entry, struct xg_conv_sync *sync);
+int xg_conv_sync_wait(struct xg_conv_sync *sync);
 
 /*
  * Calls visit for every entry from the newest to the oldest (the header

@@ -8,16 +8,32 @@
 #include "run/internal.h"
 #include "conversation.h"
 
-/* Appends entry (consumed) to the conversation; 0 or fails the run. */
+/*
+ * Appends entry (consumed) to the conversation; 0 or fails the run.  The
+ * append's fsync runs while the run goes on (its next request is sent
+ * meanwhile), and the next append, or the run's end, waits for it
+ * (xg_run_remembered).
+ */
 int xg_run_remember(struct run *r, jv entry)
 {
 	int rc;
 
 	entry = xg_json_set(xg_redact_jv(entry), "run", jv_string(r->id));
-	rc = xg_conv_append(r->conv, entry);
+	if (xg_run_remembered(r)) {
+		jv_free(entry);
+		return r->rc;
+	}
+	rc = xg_conv_append_async(r->conv, entry, &r->conv_sync);
 	if (rc < 0 && errno == EWOULDBLOCK)
 		return xg_run_fail(r, XG_EX_TEMPFAIL, "the conversation '%s' is locked", r->conv);
 	if (rc < 0)
+		return xg_run_fail(r, XG_EX_IOERR, "cannot append to the conversation '%s'", r->conv);
+	return 0;
+}
+
+int xg_run_remembered(struct run *r)
+{
+	if (xg_conv_sync_wait(&r->conv_sync) < 0)
 		return xg_run_fail(r, XG_EX_IOERR, "cannot append to the conversation '%s'", r->conv);
 	return 0;
 }

@@ -42,6 +42,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "buf.h"
+#include "conversation.h"
 #include "json.h"
 #include "rec.h"
 #include "choices/choices.h"
@@ -197,6 +198,7 @@ struct run {
 	char *account;		/* the account the provider's key is from */
 	int conv_new;
 	int conv_hold;		/* the run's hold on conv (xg_conv_hold), or -1 */
+	struct xg_conv_sync conv_sync;	/* the last append's fsync under way */
 	const char *mode;
 
 	/* The upstream records (input.c), and the rest of the input. */
@@ -407,6 +409,8 @@ void xg_run_input_abort(void);
 
 /* Appends entry (consumed) to the conversation; 0 or fails the run. */
 int xg_run_remember(struct run *r, jv entry);
+/* Waits for the last append's fsync: 0, or fails the run (74). */
+int xg_run_remembered(struct run *r);
 /* The conversation's messages and tool results as provider messages, in
  * r->messages; 0 or fails the run. */
 int xg_run_load_history(struct run *r);

@@ -385,6 +385,8 @@ int xg_run(const struct xg_run_opts *o, FILE *fp)
 	 * before run_end. */
 	xg_run_watch_stop(&r);
 	xg_run_prepare_join(&r);
+	/* What the conversation was given is durable before run_end says so. */
+	xg_run_remembered(&r);
 	/* run_start, if it is not out yet; the rest of the input is joined
 	 * first, and a signal that comes meanwhile counts too. */
 	xg_run_begin(&r);
