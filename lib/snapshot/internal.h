@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 #include <git2.h>
 #include "buf.h"
-#include "snapshot/git.h"
 #include "snapshot/snapshot.h"
 
 /*

@@ -495,14 +495,9 @@ int xg_snapshot_replay(const struct xg_snapshot_replay_opts *o,
 		       int (*emit)(jv record, void *arg), void *arg)
 {
 	struct replay r;
-	char err[256];
 	int rc;
 
 	memset(&r, 0, sizeof(r));
-	if (xg_snapshot_git_load(err, sizeof(err)) < 0) {
-		xg_error("%s", err);
-		return XG_EX_SOFTWARE;
-	}
 	r.included = jv_invalid();
 	git_libgit2_init();
 	rc = replay(&r, o, emit, arg);

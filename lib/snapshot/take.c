@@ -26,9 +26,8 @@
  * A libgit2 built on mbedTLS (Debian's) parses every certificate of the
  * system's CA file in git_libgit2_init, about 3.5 ms of each snapshot's
  * start, for the TLS of remotes, which a snapshot never talks to.  This
- * definition takes the place of mbedTLS's own (the program exports it, see
- * config.mk, and a program's symbols come before those of the libraries it
- * loads, for the libraries too): it reads nothing and adds
+ * definition takes the place of mbedTLS's own (a program's symbols come
+ * before its libraries' for the libraries too): it reads nothing and adds
  * no certificate, so a TLS connection libgit2 might still make would
  * trust none.  A program that links this file talks to no remote through
  * libgit2; libcurl's TLS is OpenSSL's and is not touched.
@@ -382,11 +381,8 @@ static void release(struct xg_snapshot_state *s)
 	jv_free(s->skipped);
 	if (s->rootfd >= 0)
 		close(s->rootfd);
-	/* Nothing was opened when libgit2 could not be loaded. */
-	if (s->odb)
-		git_odb_free(s->odb);
-	if (s->repo)
-		git_repository_free(s->repo);
+	git_odb_free(s->odb);
+	git_repository_free(s->repo);
 }
 
 jv xg_snapshot_take(const struct xg_snapshot_opts *o)
@@ -408,13 +404,6 @@ jv xg_snapshot_take(const struct xg_snapshot_opts *o)
 	/* The scan needs no libgit2: it starts first and runs while libgit2
 	 * loads and opens the repository. */
 	prescan(&s, dir);
-	if (xg_snapshot_git_load(s.err, sizeof(s.err)) < 0) {
-		rec = xg_json_set(rec, "repo", jv_null());
-		rec = xg_json_set(rec, "base", jv_null());
-		rec = finish(&s, rec, "error");
-		release(&s);
-		return rec;
-	}
 	git_libgit2_init();
 	e = stat(dir, &st) < 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
 	if (e) {
