@@ -140,31 +140,53 @@ int xg_write_cache(const char *path, const void *data, size_t len, mode_t mode)
 	return write_atomic(path, data, len, mode, 1);
 }
 
+/*
+ * Reads straight into b: no chunk on the stack, whose pages would stay
+ * with the process for its life.  A full b reads one byte first, so that
+ * a file read into room made for its size ends without growing b, and one
+ * at b's ceiling is found too long.
+ */
 int xg_read_fd(int fd, struct xg_buf *b)
 {
-	char chunk[65536];
-	ssize_t n;
-
 	for (;;) {
-		n = read(fd, chunk, sizeof(chunk));
+		size_t want = 4096, room = b->alloc ? b->alloc - b->len - 1 : 0;
+		char one;
+		ssize_t n;
+
+		if (!room) {
+			n = read(fd, &one, 1);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return n < 0 ? -1 : 0;
+			if (xg_buf_add(b, &one, 1) < 0) {
+				errno = EFBIG;
+				return -1;
+			}
+			while (want && xg_buf_grow(b, want) < 0)
+				want /= 2;
+			continue;
+		}
+		n = read(fd, b->buf + b->len, room);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			break;
-		if (xg_buf_add(b, chunk, (size_t)n) < 0) {
-			errno = EFBIG;
-			return -1;
-		}
+			return n < 0 ? -1 : 0;
+		b->len += (size_t)n;
+		b->buf[b->len] = '\0';
 	}
-	return n < 0 ? -1 : 0;
 }
 
 int xg_read_file(const char *path, struct xg_buf *b)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC), rc, e;
+	struct stat st;
 
 	if (fd < 0)
 		return -1;
+	/* Room for the whole file at once, when the ceiling allows. */
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0)
+		xg_buf_grow(b, (size_t)st.st_size);
 	rc = xg_read_fd(fd, b);
 	e = errno;
 	close(fd);

@@ -179,7 +179,7 @@ static int tee_records(int fd, char **reply)
 {
 	struct xg_buf line = XG_BUF_INIT(0);
 	size_t max = xg_rec_max_line();
-	char chunk[65536];
+	char chunk[16384];	/* its stack pages stay with the process */
 	int rc = 0, skip = 0;
 	ssize_t n;
 

@@ -75,7 +75,7 @@ static void child_record(struct run_child *c, jv rec, int64_t now)
 /* Reads what the child wrote since the last look. */
 static void follow(struct run_child *c, int64_t now)
 {
-	char chunk[65536];
+	char chunk[16384];	/* its stack pages stay with the process */
 	ssize_t n;
 	char *nl;
 

@@ -147,7 +147,7 @@ static int read_open(const struct xg_tool_ctx *ctx, const char *path, const char
  * a binary file. */
 static int read_scan(struct reader *r, int fd, const char *shown, off_t size, jv *err)
 {
-	char chunk[65536];
+	char chunk[16384];	/* its stack pages stay with the process */
 	int first = 1, partial = 0;
 	ssize_t n;
 

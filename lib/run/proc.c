@@ -322,7 +322,7 @@ int xg_tool_proc_start_sandboxed(const struct xg_tool_ctx *ctx, struct xg_tool_p
 
 static void proc_read(struct xg_tool_proc *c)
 {
-	char chunk[65536];
+	char chunk[16384];	/* its stack pages stay with the process */
 	ssize_t n = read(c->out, chunk, sizeof(chunk));
 
 	if (n > 0) {
