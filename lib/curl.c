@@ -68,3 +68,12 @@ const char *xg_curl_error(void)
 {
 	return why;
 }
+
+const char *xg_curl_env(void)
+{
+	static const char var[] = "GNUTLS_NO_IMPLICIT_INIT";
+
+	if (getenv(var) || setenv(var, "1", 0) < 0)
+		return NULL;
+	return var;
+}

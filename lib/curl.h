@@ -38,4 +38,18 @@ struct xg_curl {
 const struct xg_curl *xg_curl(void);
 const char *xg_curl_error(void);
 
+/*
+ * GnuTLS comes in with two of the libraries libcurl needs (librtmp and
+ * libldap), and its library constructor sets it up in every process that
+ * loads it (its ASN.1 trees, p11-kit's modules: some 120 KiB and 0.4 ms),
+ * though xg never uses it: its TLS is OpenSSL's.  GNUTLS_NO_IMPLICIT_INIT
+ * tells it not to, and a library that does use it calls
+ * gnutls_global_init itself.  xg_curl_env sets it to 1 unless the
+ * environment has it already; as it changes the environment it is called
+ * before any thread that reads it starts.  It returns the variable's name
+ * when it set it, for the caller to keep out of the programs it runs, and
+ * NULL when it did not.
+ */
+const char *xg_curl_env(void);
+
 #endif

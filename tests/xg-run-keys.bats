@@ -54,6 +54,22 @@ refute_keys() {
 	assert_failure
 }
 
+@test "the variable that keeps GnuTLS idle stays out of a tool's environment, unless the caller set it" {
+	# xg-run sets GNUTLS_NO_IMPLICIT_INIT for the GnuTLS that comes in
+	# with libcurl and is never used (lib/curl.h); a tool's programs get
+	# the environment they would have had.
+	serve openai-chat < <(bash_step 'env'; echo '{"text": "ok"}')
+	xgrun "show the environment"
+	assert_success
+	run grep -c '^GNUTLS_NO_IMPLICIT_INIT=' <<<"$(c1_output)"
+	assert_output 0
+	serve openai-chat < <(bash_step 'env'; echo '{"text": "ok"}')
+	GNUTLS_NO_IMPLICIT_INIT=0 xgrun "show the environment"
+	assert_success
+	run grep '^GNUTLS_NO_IMPLICIT_INIT=' <<<"$(c1_output)"
+	assert_output GNUTLS_NO_IMPLICIT_INIT=0
+}
+
 @test "xg-run's own environment, as /proc shows it, holds no key once read" {
 	cat >probe.sh <<-'EOF'
 	p=$$

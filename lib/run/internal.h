@@ -199,6 +199,7 @@ struct run {
 	int conv_new;
 	int conv_hold;		/* the run's hold on conv (xg_conv_hold), or -1 */
 	struct xg_conv_sync conv_sync;	/* the last append's fsync under way */
+	const char *env_set;	/* the variable xg_curl_env set, or NULL */
 	const char *mode;
 
 	/* The upstream records (input.c), and the rest of the input. */

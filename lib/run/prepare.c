@@ -13,6 +13,7 @@
  * the run before anything is sent or appended.
  */
 #include "xg.h"
+#include "curl.h"
 #include "run/internal.h"
 #include "provider/provider.h"
 #include "choices/choices.h"
@@ -182,14 +183,16 @@ static const char *const key_vars[] = {
 };
 static const char *const path_vars[] = { "XG_HOME", NULL };
 
-static int is_path_var(const char *name)
+/* A variable kept in the run's own environment but from its tools': a
+ * path, or the one xg_curl_env set. */
+static int is_kept_var(const struct run *r, const char *name)
 {
 	const char *const *p;
 
 	for (p = path_vars; *p; p++)
 		if (!strcmp(*p, name))
 			return 1;
-	return 0;
+	return r->env_set && !strcmp(r->env_set, name);
 }
 
 static void collect_env_drop(struct run *r)
@@ -198,11 +201,14 @@ static void collect_env_drop(struct run *r)
 	size_t n = 0, i, fixed = sizeof(key_vars) / sizeof(*key_vars) +
 				 sizeof(path_vars) / sizeof(*path_vars);
 
-	r->env_drop = xg_calloc((size_t)jv_object_length(jv_copy(provs)) + fixed, sizeof(char *));
+	r->env_drop = xg_calloc((size_t)jv_object_length(jv_copy(provs)) + fixed + 1,
+				sizeof(char *));
 	for (i = 0; key_vars[i]; i++)
 		r->env_drop[n++] = xg_strdup(key_vars[i]);
 	for (i = 0; path_vars[i]; i++)
 		r->env_drop[n++] = xg_strdup(path_vars[i]);
+	if (r->env_set)
+		r->env_drop[n++] = xg_strdup(r->env_set);
 	jv_object_foreach(provs, k, v) {
 		const char *env = xg_json_string_peek(v, "key_env");
 
@@ -223,7 +229,7 @@ static void collect_secrets(struct run *r, struct xg_account_keys *keys)
 	const char **d;
 
 	for (d = r->env_drop; d && *d; d++)
-		if (!is_path_var(*d))
+		if (!is_kept_var(r, *d))
 			xg_redact_add(getenv(*d));
 	xg_account_keys_redact(keys);
 }
@@ -242,7 +248,7 @@ static void scrub_key_vars(struct run *r)
 	for (d = r->env_drop; d && *d; d++) {
 		size_t len = strlen(*d);
 
-		if (is_path_var(*d))
+		if (is_kept_var(r, *d))
 			continue;
 		for (e = environ; *e; e++)
 			if (!strncmp(*e, *d, len) && (*e)[len] == '=')
@@ -448,6 +454,8 @@ int xg_run_prepare(struct run *r, FILE *fp)
 {
 	int rc;
 
+	/* Before any thread that reads the environment starts. */
+	r->env_set = xg_curl_env();
 	/* Threads come first: one being created waits for a dlopen under way
 	 * to end.  The gate's filter compiles meanwhile, and libcurl loads
 	 * while the input is read, the model chosen and the pack compiled. */

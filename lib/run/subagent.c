@@ -149,18 +149,20 @@ static int child_input(const struct run *r, const struct run_child *c, const cha
 	return fd;
 }
 
-/* Our environment, with XG_KEY_FD=3 in place of any of its own. */
-static char **child_env(void)
+/* Our environment, with XG_KEY_FD=3 in place of any of its own, less the
+ * variable xg_curl_env set (the child sets it for itself), named by drop. */
+static char **child_env(const char *drop)
 {
 	extern char **environ;
-	size_t n = 0, k = 0, i;
+	size_t n = 0, k = 0, i, len = drop ? strlen(drop) : 0;
 	char **env;
 
 	while (environ[n])
 		n++;
 	env = xg_calloc(n + 2, sizeof(*env));
 	for (i = 0; i < n; i++)
-		if (strncmp(environ[i], "XG_KEY_FD=", 10))
+		if (strncmp(environ[i], "XG_KEY_FD=", 10) &&
+		    !(drop && !strncmp(environ[i], drop, len) && environ[i][len] == '='))
 			env[k++] = environ[i];
 	env[k] = (char *)"XG_KEY_FD=3";
 	return env;
@@ -238,7 +240,7 @@ static int start_child(struct run *r, struct run_child *c, const char *brief)
 		argv[i] = xg_strdup(jv_string_value(s));
 		jv_free(s);
 	}
-	env = child_env();
+	env = child_env(r->env_set);
 	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	in_fd = child_input(r, c, dir, brief);
 	err_fd = open(errpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
