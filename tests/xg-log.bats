@@ -403,3 +403,25 @@ three_runs() {
 	assert_line "note: the saved model is gone; running on fake/m"
 	assert_line "Hi."
 }
+
+@test "an empty list is silent in a pipe, and on a terminal says whether there are no runs or none matches" {
+	command -v script >/dev/null || skip "script(1) is not installed"
+	run_split xg-log
+	assert_success
+	assert_equal "$output" ""
+	assert_equal "$stderr" ""
+	run script -qec "xg-log" /dev/null
+	assert_success
+	assert_equal "$(tr -d '\r' <<<"$output")" "xg-log: no runs yet: 'xg run TEXT' starts one"
+	fake_provider_start <<-'EOF2'
+	{"text": "done"}
+	EOF2
+	fake_catalog openai-chat
+	workspace
+	xg-run --model fake/m 'one run' >/dev/null
+	run script -qec "xg-log --status failed" /dev/null
+	assert_success
+	assert_equal "$(tr -d '\r' <<<"$output")" "xg-log: no run matches"
+	run script -qec "xg-log" /dev/null
+	assert_line --partial 'one run'
+}

@@ -21,6 +21,7 @@ struct list {
 	FILE *out;
 	long left;
 	int failed;
+	long shown;		/* runs listed */
 };
 
 /* s cut to at most max bytes on a character's boundary, "..." when cut. */
@@ -76,6 +77,7 @@ static int visit(jv line, void *ctx)
 
 	if (!xg_log_filter_peek(&l->f, line))
 		return 0;
+	l->shown++;
 	xg_buf_reset(&l->row);
 	if (l->o->json) {
 		xg_json_dump(&l->row, jv_copy(line));
@@ -92,9 +94,9 @@ static int visit(jv line, void *ctx)
 
 int xg_log_list(const struct xg_log_opts *o, FILE *out)
 {
-	struct list l = { o, { 0 }, XG_BUF_INIT(0), out, o->max, 0 };
+	struct list l = { o, { 0 }, XG_BUF_INIT(0), out, o->max, 0, 0 };
 	struct log_index ix;
-	int rc;
+	int rc, any = 0;
 
 	if ((rc = xg_log_filter_init(&l.f, o)))
 		return rc;
@@ -102,7 +104,13 @@ int xg_log_list(const struct xg_log_opts *o, FILE *out)
 		ix.needle = xg_log_filter_needle(&l.f);
 		xg_log_index_scan(&ix, 1, visit, &l);
 		rc = l.failed ? XG_EX_IOERR : xg_log_index_status(&ix);
+		any = ix.size > 0 || jv_array_length(jv_copy(ix.running)) > 0;
 	}
+	/* A person at a terminal is told why the list is empty; a script
+	 * reading a pipe gets nothing, as for any empty list. */
+	if (!rc && !l.shown && isatty(fileno(out)))
+		fprintf(stderr, any ? "%s: no run matches\n"
+			: "%s: no runs yet: 'xg run TEXT' starts one\n", xg_progname);
 	xg_log_index_close(&ix);
 	xg_log_filter_release(&l.f);
 	xg_buf_release(&l.row);
