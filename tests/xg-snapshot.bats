@@ -457,6 +457,11 @@ known_repo() {
 		> .git/xg-untracked
 	snap
 	assert_equal "$(git show "$(field .commit):notes.txt")" notes
+	# One past any size a snapshot writes is not read whole, and is replaced.
+	truncate -s 70M .git/xg-untracked
+	snap
+	assert_equal "$(git show "$(field .commit):notes.txt")" notes
+	assert [ "$(stat -c %s .git/xg-untracked)" -lt 100000 ]
 }
 
 @test "a known blob git has pruned is made again from the file" {

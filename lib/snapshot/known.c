@@ -138,8 +138,14 @@ static int open_known(struct xg_snapshot_state *s)
 	free(file);
 	if (fd < 0)
 		return -1;
-	if (!xg_read_fd(fd, &k->text) && !futimens(fd, NULL) && !fstat(fd, &st) &&
-	    S_ISREG(st.st_mode) && !fstat(s->rootfd, &root) && st.st_dev == root.st_dev) {
+	/* Some 150 bytes a file: 64 MiB is far more than the files a snapshot
+	 * admits.  One that cannot be read, or is longer, is nothing known,
+	 * and is written again. */
+	xg_buf_init(&k->text, (size_t)64 << 20);
+	if (xg_read_fd(fd, &k->text) < 0)
+		xg_buf_setlen(&k->text, 0);
+	if (!futimens(fd, NULL) && !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	    !fstat(s->rootfd, &root) && st.st_dev == root.st_dev) {
 		k->ref = st.st_mtim;
 		k->dev = (uint64_t)root.st_dev;
 		rc = 0;
