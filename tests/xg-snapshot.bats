@@ -457,10 +457,14 @@ known_repo() {
 		> .git/xg-untracked
 	snap
 	assert_equal "$(git show "$(field .commit):notes.txt")" notes
-	# One past any size a snapshot writes is not read whole, and is replaced.
-	truncate -s 70M .git/xg-untracked
-	snap
-	assert_equal "$(git show "$(field .commit):notes.txt")" notes
+	# One past any size a snapshot writes is not read whole (its peak
+	# memory says so), and is replaced.
+	truncate -s 100M .git/xg-untracked
+	rss=$(python3 -c 'import resource, subprocess, sys
+subprocess.run(["xg-snapshot"], stdin=subprocess.DEVNULL, stdout=open("rec", "w"), check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)')
+	assert [ "$rss" -lt 90000 ]
+	assert_equal "$(git show "$(jq -r .commit rec):notes.txt")" notes
 	assert [ "$(stat -c %s .git/xg-untracked)" -lt 100000 ]
 }
 

@@ -138,10 +138,10 @@ static int open_known(struct xg_snapshot_state *s)
 	free(file);
 	if (fd < 0)
 		return -1;
-	/* Some 150 bytes a file: 64 MiB is far more than the files a snapshot
-	 * admits.  One that cannot be read, or is longer, is nothing known,
-	 * and is written again. */
-	xg_buf_init(&k->text, (size_t)64 << 20);
+	/* Some 150 bytes a file: 16 MiB is some 100,000 files, ten times what
+	 * a snapshot admits by default.  One that cannot be read, or is
+	 * longer, is nothing known, and is written again. */
+	xg_buf_init(&k->text, (size_t)16 << 20);
 	if (xg_read_fd(fd, &k->text) < 0)
 		xg_buf_setlen(&k->text, 0);
 	if (!futimens(fd, NULL) && !fstat(fd, &st) && S_ISREG(st.st_mode) &&
