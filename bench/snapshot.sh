@@ -87,6 +87,7 @@ xg_snapshot() {
 	"$xg" -C "$repo" < /dev/null > "$top/record"
 }
 
+# Microseconds the command takes.
 still_ms() {
 	t0=$(now)
 	"$@"
@@ -98,32 +99,35 @@ git_status() {
 	git -C "$repo" status > /dev/null
 }
 
+# The same after new contents for the edited and untracked files.
 time_ms() {
 	refresh
-	t0=$(now)
-	"$@"
-	t1=$(now)
-	echo $(((t1 - t0) / 1000))
+	still_ms "$@"
 }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-: > "$top/git.us"
-: > "$top/xg.us"
-# One warm-up of each, then alternate which goes first.
-time_ms git_plumbing > /dev/null
-time_ms xg_snapshot > /dev/null
-r=0
-while [ $r -lt "$rounds" ]; do
-	if [ $((r % 2)) -eq 0 ]; then
-		time_ms git_plumbing >> "$top/git.us"
-		time_ms xg_snapshot >> "$top/xg.us"
-	else
-		time_ms xg_snapshot >> "$top/xg.us"
-		time_ms git_plumbing >> "$top/git.us"
-	fi
-	r=$((r + 1))
-done
+# alternate TIMER A A_FILE B B_FILE: one warm-up of each, then $rounds
+# timings of each into its file, alternating which goes first.
+alternate() {
+	: > "$3"
+	: > "$5"
+	"$1" "$2" > /dev/null
+	"$1" "$4" > /dev/null
+	r=0
+	while [ $r -lt "$rounds" ]; do
+		if [ $((r % 2)) -eq 0 ]; then
+			"$1" "$2" >> "$3"
+			"$1" "$4" >> "$5"
+		else
+			"$1" "$4" >> "$5"
+			"$1" "$2" >> "$3"
+		fi
+		r=$((r + 1))
+	done
+}
+
+alternate time_ms git_plumbing "$top/git.us" xg_snapshot "$top/xg.us"
 grep -q '"commit":"' "$top/record" || { echo "bench/snapshot.sh: no commit:" >&2; cat "$top/record" >&2; exit 1; }
 g=$(median < "$top/git.us")
 x=$(median < "$top/xg.us")
@@ -134,21 +138,7 @@ printf 'xg-snapshot:                                    median %d.%03d ms\n' $((
 awk -v x="$x" -v g="$g" 'BEGIN { printf "xg-snapshot / git = %.2f (target <= 0.50)\n", x / g }'
 printf 'last record: %s\n' "$(cut -c1-300 "$top/record")"
 
-: > "$top/status.us"
-: > "$top/still.us"
-still_ms git_status > /dev/null
-still_ms xg_snapshot > /dev/null
-r=0
-while [ $r -lt "$rounds" ]; do
-	if [ $((r % 2)) -eq 0 ]; then
-		still_ms git_status >> "$top/status.us"
-		still_ms xg_snapshot >> "$top/still.us"
-	else
-		still_ms xg_snapshot >> "$top/still.us"
-		still_ms git_status >> "$top/status.us"
-	fi
-	r=$((r + 1))
-done
+alternate still_ms git_status "$top/status.us" xg_snapshot "$top/still.us"
 g=$(median < "$top/status.us")
 x=$(median < "$top/still.us")
 echo 'unchanged tree (nothing touched since the last snapshot):'

@@ -79,35 +79,46 @@ static jv field(jv summary, const char *key)
 	return jv_is_valid(v) ? jv_copy(v) : jv_null();
 }
 
+/* The line's fields in their order, each from the summary's field of the
+ * same name or the one given; a reason and a request are cut to their
+ * first line, the variant is "name@version". */
+static const struct {
+	const char *key, *from;
+	enum { AS_IS, FIRST_LINE, VARIANT } how;
+} line_fields[] = {
+	{ "run", "id", AS_IS }, { "conversation", NULL, AS_IS }, { "parent", NULL, AS_IS },
+	{ "workspace", "cwd", AS_IS }, { "account", NULL, AS_IS }, { "started", NULL, AS_IS },
+	{ "ended", NULL, AS_IS }, { "ms", NULL, AS_IS }, { "status", NULL, AS_IS },
+	{ "stop", NULL, AS_IS }, { "reason", NULL, FIRST_LINE }, { "exit", NULL, AS_IS },
+	{ "mode", NULL, AS_IS }, { "model", NULL, AS_IS }, { "effort", NULL, AS_IS },
+	{ "variant", NULL, VARIANT }, { "snapshot", NULL, AS_IS }, { "usage", NULL, AS_IS },
+	{ "cost", NULL, AS_IS }, { "tool_calls", NULL, AS_IS }, { "requests", NULL, AS_IS },
+	{ "slices", NULL, AS_IS },
+};
+
 jv xg_runindex_line_peek(jv summary)
 {
 	const char *variant = xg_json_string_peek(summary, "variant");
 	const char *version = xg_json_string_peek(summary, "version");
-	jv line = xg_rec_new("run"), goal = xg_json_get_peek(summary, "goal");
+	jv line = xg_rec_new("run"), goal = xg_json_get_peek(summary, "goal"), v;
+	size_t i;
 
-	line = xg_json_set(line, "run", field(summary, "id"));
-	line = xg_json_set(line, "conversation", field(summary, "conversation"));
-	line = xg_json_set(line, "parent", field(summary, "parent"));
-	line = xg_json_set(line, "workspace", field(summary, "cwd"));
-	line = xg_json_set(line, "account", field(summary, "account"));
-	line = xg_json_set(line, "started", field(summary, "started"));
-	line = xg_json_set(line, "ended", field(summary, "ended"));
-	line = xg_json_set(line, "ms", field(summary, "ms"));
-	line = xg_json_set(line, "status", field(summary, "status"));
-	line = xg_json_set(line, "stop", field(summary, "stop"));
-	line = xg_json_set(line, "reason", first_line(field(summary, "reason")));
-	line = xg_json_set(line, "exit", field(summary, "exit"));
-	line = xg_json_set(line, "mode", field(summary, "mode"));
-	line = xg_json_set(line, "model", field(summary, "model"));
-	line = xg_json_set(line, "effort", field(summary, "effort"));
-	line = xg_json_set(line, "variant", variant ? version ? jv_string_fmt("%s@%s", variant, version)
-						      : jv_string(variant) : jv_null());
-	line = xg_json_set(line, "snapshot", field(summary, "snapshot"));
-	line = xg_json_set(line, "usage", field(summary, "usage"));
-	line = xg_json_set(line, "cost", field(summary, "cost"));
-	line = xg_json_set(line, "tool_calls", field(summary, "tool_calls"));
-	line = xg_json_set(line, "requests", field(summary, "requests"));
-	line = xg_json_set(line, "slices", field(summary, "slices"));
+	for (i = 0; i < sizeof(line_fields) / sizeof(*line_fields); i++) {
+		const char *from = line_fields[i].from ? line_fields[i].from : line_fields[i].key;
+
+		switch (line_fields[i].how) {
+		case FIRST_LINE:
+			v = first_line(field(summary, from));
+			break;
+		case VARIANT:
+			v = !variant ? jv_null() : version ? jv_string_fmt("%s@%s", variant, version)
+						      : jv_string(variant);
+			break;
+		default:
+			v = field(summary, from);
+		}
+		line = xg_json_set(line, line_fields[i].key, v);
+	}
 	if (jv_get_kind(goal) == JV_KIND_OBJECT)
 		line = xg_json_set(line, "goal", jv_copy(goal));
 	return xg_json_set(line, "request", first_line(field(summary, "request")));

@@ -213,3 +213,26 @@ void xg_snapshot_sha1_final(struct xg_snapshot_sha1 *c, unsigned char out[20])
 		out[4 * i + 3] = (unsigned char)c->h[i];
 	}
 }
+
+void xg_snapshot_sha1_hex(const unsigned char sum[20], char out[41])
+{
+	static const char hex[] = "0123456789abcdef";
+	int i;
+
+	for (i = 0; i < 20; i++) {
+		out[2 * i] = hex[sum[i] >> 4];
+		out[2 * i + 1] = hex[sum[i] & 15];
+	}
+	out[40] = '\0';
+}
+
+void xg_snapshot_sha1_hex_of(const void *data, size_t n, char out[41])
+{
+	struct xg_snapshot_sha1 c;
+	unsigned char sum[20];
+
+	xg_snapshot_sha1_init(&c);
+	xg_snapshot_sha1_update(&c, data, n);
+	xg_snapshot_sha1_final(&c, sum);
+	xg_snapshot_sha1_hex(sum, out);
+}

@@ -23,5 +23,9 @@ void xg_snapshot_sha1_init(struct xg_snapshot_sha1 *c);
 void xg_snapshot_sha1_init_portable(struct xg_snapshot_sha1 *c);
 void xg_snapshot_sha1_update(struct xg_snapshot_sha1 *c, const void *data, size_t n);
 void xg_snapshot_sha1_final(struct xg_snapshot_sha1 *c, unsigned char out[20]);
+/* Lowercase hex of a digest; out holds 41 bytes. */
+void xg_snapshot_sha1_hex(const unsigned char sum[20], char out[41]);
+/* The hex digest of one buffer. */
+void xg_snapshot_sha1_hex_of(const void *data, size_t n, char out[41]);
 
 #endif

@@ -50,6 +50,7 @@ void xg_http_redact(const char *s, size_t n, const char *secret, struct xg_buf *
 
 int64_t xg_http_parse_retry_after(const char *v, int64_t now_ms)
 {
+	const struct xg_curl *curl;
 	char *end;
 	double secs;
 	time_t t;
@@ -63,9 +64,9 @@ int64_t xg_http_parse_retry_after(const char *v, int64_t now_ms)
 		if (!*end && secs >= 0 && secs < 1e9)
 			return (int64_t)(secs * 1000);
 	}
-	if (!xg_curl())
+	if (!(curl = xg_curl()))
 		return -1;
-	t = xg_curl()->getdate(v, NULL);
+	t = curl->getdate(v, NULL);
 	if (t == (time_t)-1)
 		return -1;
 	return (int64_t)t * 1000 > now_ms ? (int64_t)t * 1000 - now_ms : 0;

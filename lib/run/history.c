@@ -11,18 +11,14 @@
 /*
  * Appends entry (consumed) to the conversation; 0 or fails the run.  The
  * append's fsync runs while the run goes on (its next request is sent
- * meanwhile), and the next append, or the run's end, waits for it
- * (xg_run_remembered).
+ * meanwhile); the next append waits for it, failing as this one would
+ * when it failed, and so does the run's end (xg_run_remembered).
  */
 int xg_run_remember(struct run *r, jv entry)
 {
 	int rc;
 
 	entry = xg_json_set(xg_redact_jv(entry), "run", jv_string(r->id));
-	if (xg_run_remembered(r)) {
-		jv_free(entry);
-		return r->rc;
-	}
 	rc = xg_conv_append_async(r->conv, entry, &r->conv_sync);
 	if (rc < 0 && errno == EWOULDBLOCK)
 		return xg_run_fail(r, XG_EX_TEMPFAIL, "the conversation '%s' is locked", r->conv);

@@ -41,19 +41,6 @@ static int cmp_known(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-static void sha1_hex(const void *data, size_t len, char hex[41])
-{
-	struct xg_snapshot_sha1 c;
-	unsigned char sum[20];
-	int i;
-
-	xg_snapshot_sha1_init(&c);
-	xg_snapshot_sha1_update(&c, data, len);
-	xg_snapshot_sha1_final(&c, sum);
-	for (i = 0; i < 20; i++)
-		snprintf(hex + 2 * i, 3, "%02x", sum[i]);
-}
-
 /* One line (NUL-terminated, without its newline); -1 when malformed. */
 static int parse_line(char *line, struct xg_snapshot_known_file *f)
 {
@@ -102,7 +89,7 @@ static void parse(struct xg_snapshot_state *s)
 	/* The last line is "sha1 HEX" over everything before it. */
 	last = memrchr(p, '\n', k->text.len - 1);
 	last = last ? last + 1 : p;
-	sha1_hex(p, (size_t)(last - p), hex);
+	xg_snapshot_sha1_hex_of(p, (size_t)(last - p), hex);
 	end = p + k->text.len;
 	if (end - last != 46 || memcmp(last, "sha1 ", 5) || memcmp(last + 5, hex, 40))
 		return;
@@ -242,7 +229,7 @@ void xg_snapshot_known_save(struct xg_snapshot_state *s)
 			    (unsigned long long)st->st_ino, (unsigned long long)st->st_dev,
 			    (unsigned)st->st_uid, (unsigned)st->st_gid, u->path);
 	}
-	sha1_hex(b.buf, b.len, hex);
+	xg_snapshot_sha1_hex_of(b.buf, b.len, hex);
 	xg_buf_addf(&b, "sha1 %s\n", hex);
 	file = xg_path_join(git_repository_path(s->repo), "xg-untracked");
 	xg_write_cache(file, b.buf, b.len, 0644);

@@ -416,7 +416,7 @@ int xg_snapshot_pack_write(struct xg_snapshot_pack *pk, const char *objdir,
 	struct pack_job j = { pk, NULL, NULL, { 0 } };
 	char *dir, *tmp_pack, *tmp_idx, *name = NULL, hex[41];
 	struct out *w;
-	int i, rc = XG_SNAPSHOT_FAILED;
+	int rc = XG_SNAPSHOT_FAILED;
 
 	if (!pk->nr)
 		return XG_SNAPSHOT_DONE;
@@ -448,8 +448,7 @@ int xg_snapshot_pack_write(struct xg_snapshot_pack *pk, const char *objdir,
 		rc = XG_SNAPSHOT_TIMED_OUT;
 		goto out;
 	}
-	for (i = 0; i < 20; i++)
-		snprintf(hex + 2 * i, 3, "%02x", j.sum[i]);
+	xg_snapshot_sha1_hex(j.sum, hex);
 	/* The pack before its index: readers find packs by their index. */
 	name = xg_asprintf("%s/pack-%s.pack", dir, hex);
 	if (rename(tmp_pack, name) < 0) {
