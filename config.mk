@@ -18,9 +18,12 @@ FISHCOMPDIR = $(if $(filter /usr /usr/local,$(PREFIX)),$(or $(FISH_VENDOR_DIR),$
 CC = cc
 CFLAGS = -O2 -g
 CPPFLAGS = -D_GNU_SOURCE -DXG_VERSION='"$(VERSION)"' -DXG_SHAREDIR='"$(SHAREDIR)"' -Ilib
-LDFLAGS = -Wl,--as-needed
-# Every program links against every library; --as-needed keeps only those a
-# program really uses, so xg-classify-plan does not load libcurl or libgit2.
+# libgit2 and libcurl are loaded with dlopen when needed (lib/snapshot/git.h,
+# lib/curl.h); a program (the tests' driver, bench/curl-floor) that calls
+# them directly links them, and --as-needed leaves them out of the others.
+# A snapshot's mbedtls_x509_crt_parse_file (snapshot/take.c) is exported
+# for the libgit2 it loads to find.
+LDFLAGS = -Wl,--as-needed -Wl,--export-dynamic-symbol=mbedtls_x509_crt_parse_file
 LDLIBS = -lgit2 -lcurl -ljq -lonig -lpcre2-8 -lm
 
 DEVELOPER_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wmissing-prototypes

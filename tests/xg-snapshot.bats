@@ -330,7 +330,7 @@ PY
 	assert_equal "$(field .untracked)" 40
 }
 
-@test "it changes nothing in .git but objects and xg-untracked, nor any working-tree file" {
+@test "it changes nothing in .git but objects, xg-untracked and xg-settings, nor any working-tree file" {
 	make_repo
 	git -C "$repo" tag v1
 	printf 'staged\n' >> README && git add README
@@ -340,8 +340,8 @@ PY
 	printf 'build/\n' > .gitignore && mkdir build && printf 'o\n' > build/o
 	ln -s README link
 	state() {
-		(cd .git && find . -path ./objects -prune -o ! -name xg-untracked -print | sort)
-		(cd .git && find . -path ./objects -prune -o -type f ! -name xg-untracked -print0 |
+		(cd .git && find . -path ./objects -prune -o ! -name xg-untracked ! -name xg-settings -print | sort)
+		(cd .git && find . -path ./objects -prune -o -type f ! -name xg-untracked ! -name xg-settings -print0 |
 			sort -z | xargs -0 sha256sum)
 		find . -path ./.git -prune -o -print0 | sort -z |
 			xargs -0 stat -c '%n %F %a %s %y %Y'
@@ -482,6 +482,171 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)')
 	printf '*.txt text\n' > .gitattributes
 	snap
 	assert_equal "$(git show "$(field .commit):notes.txt")" notes
+}
+
+# snap_traced: a snapshot, with $loaded what the dynamic loader loaded.
+snap_traced() {
+	run_split env LD_DEBUG=files xg-snapshot "$@" < /dev/null
+	loaded=$(grep -o 'file=[^ ]*' <<<"$stderr" | sort -u | tr '\n' ' ')
+}
+
+# The fields of the record that do not depend on the time it was taken.
+same_fields() {
+	jq -c '{repo, base, files, bytes, changed, deleted, untracked, skipped, complete}' <<<"$output"
+}
+
+@test "a repository as the last snapshot found it is snapshot without libgit2, to the same tree" {
+	make_repo
+	printf 'one, edited\n' > src/one.c
+	rm docs/guide.md
+	printf 'new\n' > new.txt
+	printf '*.log\n' > .gitignore && printf 'l\n' > x.log
+	snap_traced
+	assert_success
+	[[ $loaded == *libgit2* ]] || fail "the first snapshot did not load libgit2: $loaded"
+	assert [ -f .git/xg-settings ]
+	first=$(same_fields)
+	tree=$(git rev-parse "$(field .commit)^{tree}")
+	snap_traced
+	assert_success
+	[[ $loaded != *libgit2* ]] || fail "libgit2 was loaded: $loaded"
+	assert_equal "$(same_fields)" "$first"
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$tree"
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	assert_equal "$(git log -1 --format='%an <%ae>|%cn <%ce>|%P' "$(field .commit)")" \
+		"Ada Tester <ada@example.org>|Ada Tester <ada@example.org>|$(git rev-parse HEAD)"
+	# A change in the tree is taken the same way, its objects written
+	# where git reads them.
+	printf 'two, edited\n' > src/two.c
+	snap_traced
+	[[ $loaded != *libgit2* ]] || fail "libgit2 was loaded: $loaded"
+	assert_equal "$(git show "$(field .commit):src/two.c")" 'two, edited'
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	git fsck --strict --no-dangling
+	# Without the file it is libgit2's again, to the same record.
+	rm .git/xg-settings
+	snap_traced
+	[[ $loaded == *libgit2* ]] || fail "libgit2 was not loaded: $loaded"
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+}
+
+@test "a changed configuration or environment is read by libgit2 again" {
+	make_repo
+	printf 'x\n' > scratch.tmp
+	snap
+	assert_equal "$(git show "$(field .commit):scratch.tmp")" x
+	git config user.name 'Bea Other'
+	snap_traced
+	[[ $loaded == *libgit2* ]] || fail "libgit2 was not loaded: $loaded"
+	assert_equal "$(git log -1 --format=%an "$(field .commit)")" 'Bea Other'
+	snap_traced
+	[[ $loaded != *libgit2* ]] || fail "libgit2 was loaded: $loaded"
+	assert_equal "$(git log -1 --format=%an "$(field .commit)")" 'Bea Other'
+	# The global configuration, where HOME says it is.
+	printf '*.tmp\n' > "$HOME/ignores"
+	printf '[core]\n\texcludesFile = ~/ignores\n' > "$HOME/.gitconfig"
+	snap
+	assert_equal "$(git ls-tree --name-only "$(field .commit)" scratch.tmp)" ''
+	snap_traced
+	[[ $loaded != *libgit2* ]] || fail "libgit2 was loaded: $loaded"
+	assert_equal "$(git ls-tree --name-only "$(field .commit)" scratch.tmp)" ''
+	HOME=$BATS_TEST_TMPDIR snap_traced
+	[[ $loaded == *libgit2* ]] || fail "another HOME did not load libgit2: $loaded"
+	assert_equal "$(git show "$(field .commit):scratch.tmp")" x
+	# A GIT_ variable may choose other files: libgit2 reads them.
+	GIT_CONFIG_GLOBAL=/dev/null snap_traced
+	[[ $loaded == *libgit2* ]] || fail "a GIT_ variable did not load libgit2: $loaded"
+	# An include names files the fingerprint does not follow.
+	printf '[user]\n\tname = Included\n' > "$HOME/more"
+	printf '[include]\n\tpath = ~/more\n' >> "$HOME/.gitconfig"
+	for i in 1 2; do
+		snap_traced
+		[[ $loaded == *libgit2* ]] || fail "an include did not load libgit2: $loaded"
+	done
+	assert_equal "$(git log -1 --format=%an "$(field .commit)")" 'Bea Other'
+	git config --unset user.name
+	snap
+	assert_equal "$(git log -1 --format=%an "$(field .commit)")" Included
+}
+
+@test "HEAD is followed without libgit2: new commits, packed refs, a detached HEAD, an unborn branch" {
+	make_repo
+	snap
+	git commit -q --allow-empty -m second
+	snap_traced
+	[[ $loaded != *libgit2* ]] || fail "libgit2 was loaded: $loaded"
+	assert_equal "$(field .base)" "$(git rev-parse HEAD)"
+	assert_equal "$(git rev-parse "$(field .commit)^")" "$(git rev-parse HEAD)"
+	git pack-refs --all
+	assert [ ! -e .git/refs/heads/main ]
+	snap_traced
+	[[ $loaded != *libgit2* ]] || fail "libgit2 was loaded: $loaded"
+	assert_equal "$(field .base)" "$(git rev-parse HEAD)"
+	git checkout -q --detach HEAD~1
+	snap_traced
+	[[ $loaded != *libgit2* ]] || fail "libgit2 was loaded: $loaded"
+	assert_equal "$(field .base)" "$(git rev-parse HEAD)"
+	git checkout -q --orphan fresh
+	snap_traced
+	[[ $loaded != *libgit2* ]] || fail "libgit2 was loaded: $loaded"
+	assert_equal "$(field .base)" null
+	assert_equal "$(git rev-list --count "$(field .commit)")" 1
+	# A HEAD this cannot read is libgit2's to read.
+	git checkout -q main
+	git symbolic-ref HEAD refs/worktree/odd
+	snap_traced
+	[[ $loaded == *libgit2* ]] || fail "libgit2 was not loaded: $loaded"
+	assert_equal "$(field .base)" null
+}
+
+@test "a damaged xg-settings is ignored, and written again" {
+	make_repo
+	snap
+	good=$(cat .git/xg-settings)
+	sed -i 's/^core 1 1 1$/core 0 1 1/' .git/xg-settings
+	snap_traced
+	[[ $loaded == *libgit2* ]] || fail "libgit2 was not loaded: $loaded"
+	assert_equal "$(cat .git/xg-settings)" "$good"
+	# One made for another repository is not this one's.
+	sed -e '$d' -e "s|$repo/|/elsewhere/|" .git/xg-settings > "$BATS_TEST_TMPDIR/body"
+	{ cat "$BATS_TEST_TMPDIR/body"; printf 'sha1 %s\n' "$(sha1sum < "$BATS_TEST_TMPDIR/body" | cut -c1-40)"; } \
+		> .git/xg-settings
+	snap_traced
+	[[ $loaded == *libgit2* ]] || fail "libgit2 was not loaded: $loaded"
+	assert_equal "$(cat .git/xg-settings)" "$good"
+}
+
+@test "objects git has packed are found there and not written again" {
+	make_repo
+	printf 'u\n' > untracked.txt
+	snap
+	# Kept by a tag, the snapshot's objects go into the pack.
+	git tag kept "$(field .commit)"
+	git gc -q --prune=now
+	loose() { find .git/objects -type f ! -path '*/pack/*' ! -path '*/info/*' | awk -F/ '{ print $(NF - 1) $NF }'; }
+	assert_equal "$(loose)" ''
+	snap
+	assert_success
+	# The commit alone may be new (not in the same second): the trees and
+	# blobs are in the pack.
+	[[ -z $(loose) || $(loose) == "$(field .commit)" ]] || fail "written again: $(loose)"
+	git cat-file -e "$(field .commit)"
+	git fsck --strict --no-dangling
+}
+
+@test "a repository with alternates asks libgit2 for the objects it borrows" {
+	make_repo
+	git clone -q --shared "$repo" "$BATS_TEST_TMPDIR/borrower"
+	cd "$BATS_TEST_TMPDIR/borrower"
+	git config user.name 'Ada Tester'
+	git config user.email ada@example.org
+	for i in 1 2; do
+		snap_traced
+		assert_success
+		[[ $loaded == *libgit2* ]] || fail "libgit2 was not loaded: $loaded"
+	done
+	# Nothing of the borrowed tree is written here; the commit is.
+	assert_equal "$(find .git/objects -type f ! -path '*/info/*' | wc -l)" 1
 }
 
 @test "many new files go into one pack that git accepts" {

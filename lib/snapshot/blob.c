@@ -73,6 +73,9 @@ static void clean_filters(struct xg_snapshot_state *s, const char *path, struct 
 	git_filter_list *fl = NULL;
 	git_buf out = { 0 };
 
+	/* A snapshot that started without libgit2 opens the repository now. */
+	if (xg_snapshot_repo_open(s) < 0)
+		return;
 	if (git_filter_list_load(&fl, s->repo, NULL, path, GIT_FILTER_TO_ODB,
 				 GIT_FILTER_DEFAULT) < 0 || !fl)
 		return;

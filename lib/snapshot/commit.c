@@ -7,28 +7,15 @@
  */
 #include "xg.h"
 #include "snapshot/internal.h"
-
-/* user.name and user.email, or xg's own when the config has none. */
-static void identity(git_config *cfg, const char **name, const char **email)
-{
-	*name = "xg";
-	*email = "xg@localhost";
-	if (!cfg)
-		return;
-	if (git_config_get_string(name, cfg, "user.name") < 0 || !**name)
-		*name = "xg";
-	if (git_config_get_string(email, cfg, "user.email") < 0 || !**email)
-		*email = "xg@localhost";
-}
+#include "sha1.h"
 
 /* Hashes the commit of tree on parent (NULL: none) into oid. */
-static int make_commit(struct xg_snapshot_state *s, git_config *cfg, const unsigned char tree[20],
-		       const git_oid *parent, unsigned char oid[20])
+static int make_commit(struct xg_snapshot_state *s, const unsigned char tree[20],
+		       const unsigned char *parent, unsigned char oid[20])
 {
 	struct xg_buf b = XG_BUF_INIT(0);
-	const char *name, *email;
-	char hex[GIT_OID_HEXSZ + 1];
-	git_oid t;
+	const char *name = s->name, *email = s->email;
+	char hex[41];
 	time_t now = time(NULL);
 	struct tm tm;
 	long off;
@@ -36,14 +23,14 @@ static int make_commit(struct xg_snapshot_state *s, git_config *cfg, const unsig
 	char *data;
 	int i;
 
-	identity(cfg, &name, &email);
 	localtime_r(&now, &tm);
 	off = tm.tm_gmtoff / 60;
-	memcpy(t.id, tree, 20);
-	git_oid_tostr(hex, sizeof(hex), &t);
+	xg_snapshot_sha1_hex(tree, hex);
 	xg_buf_addf(&b, "tree %s\n", hex);
-	if (parent)
-		xg_buf_addf(&b, "parent %s\n", git_oid_tostr(hex, sizeof(hex), parent));
+	if (parent) {
+		xg_snapshot_sha1_hex(parent, hex);
+		xg_buf_addf(&b, "parent %s\n", hex);
+	}
 	for (i = 0; i < 2; i++) {
 		xg_buf_addstr(&b, i ? "committer " : "author ");
 		/* Angle brackets and newlines would break the header line. */
@@ -67,22 +54,18 @@ static int make_commit(struct xg_snapshot_state *s, git_config *cfg, const unsig
 	return 0;
 }
 
-int xg_snapshot_commit_write(struct xg_snapshot_state *s, git_config *cfg,
-			     const unsigned char tree[20], const git_oid *parent,
-			     unsigned char oid[20])
+int xg_snapshot_commit_write(struct xg_snapshot_state *s, const unsigned char tree[20],
+			     const unsigned char *parent, unsigned char oid[20])
 {
-	char *objdir;
 	int rc;
 
-	if (make_commit(s, cfg, tree, parent, oid) < 0)
+	if (make_commit(s, tree, parent, oid) < 0)
 		return XG_SNAPSHOT_FAILED;
 	if (xg_snapshot_timed_out(s))
 		return XG_SNAPSHOT_TIMED_OUT;
 	/* The writing checks the deadline too, up to the moment the pack is
 	 * put in place; what it gave up on it removes. */
-	objdir = xg_asprintf("%sobjects", git_repository_commondir(s->repo));
-	rc = xg_snapshot_pack_write(&s->pk, objdir, s->deadline, s->err, sizeof(s->err));
-	free(objdir);
+	rc = xg_snapshot_pack_write(&s->pk, &s->db, s->deadline, s->err, sizeof(s->err));
 	if (rc == XG_SNAPSHOT_TIMED_OUT) {
 		s->timed_out = 1;
 		s->err[0] = '\0';

@@ -103,20 +103,17 @@ char *xg_snapshot_rules_user_file(const char *name)
 	return home ? xg_asprintf("%s/.config/git/%s", home, name) : NULL;
 }
 
-void xg_snapshot_rules_load_excludes_file(struct xg_snapshot_rules *r, git_config *cfg)
+char *xg_snapshot_excludes_path(git_config *cfg)
 {
 	git_buf path = { 0 };
 	char *f;
 
 	if (cfg && !git_config_get_path(&path, cfg, "core.excludesfile")) {
-		xg_snapshot_rules_load(r, "", path.ptr);
+		f = xg_strdup(path.ptr);
 		git_buf_dispose(&path);
-		return;
+		return f;
 	}
-	f = xg_snapshot_rules_user_file("ignore");
-	if (f)
-		xg_snapshot_rules_load(r, "", f);
-	free(f);
+	return xg_snapshot_rules_user_file("ignore");
 }
 
 void xg_snapshot_rules_release(struct xg_snapshot_rules *r)

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <git2.h>
 #include "buf.h"
+#include "snapshot/git.h"
 #include "snapshot/snapshot.h"
 
 /*
@@ -103,11 +104,12 @@ int xg_snapshot_rules_match(const struct xg_snapshot_rules *r, const char *path,
 /* wildmatch: 1 when text matches pattern; pathname makes '*' stop at '/'. */
 int xg_snapshot_wildmatch(const char *pattern, const char *text, int pathname);
 /*
- * Loads git's global excludes file into r: core.excludesFile as cfg sets
- * it, else (cfg NULL included) $XDG_CONFIG_HOME/git/ignore, or
- * ~/.config/git/ignore when XDG_CONFIG_HOME is unset or empty.
+ * The path of git's global excludes file, in a new string: core.excludesFile
+ * as cfg sets it, else (cfg NULL included) $XDG_CONFIG_HOME/git/ignore, or
+ * ~/.config/git/ignore when XDG_CONFIG_HOME is unset or empty; NULL with
+ * neither.
  */
-void xg_snapshot_rules_load_excludes_file(struct xg_snapshot_rules *r, git_config *cfg);
+char *xg_snapshot_excludes_path(git_config *cfg);
 /* "$XDG_CONFIG_HOME/git/name", or "$HOME/.config/git/name" when
  * XDG_CONFIG_HOME is unset or empty, in a new string; NULL with neither. */
 char *xg_snapshot_rules_user_file(const char *name);
@@ -210,6 +212,33 @@ enum {
 };
 
 /*
+ * The object database without libgit2 (odb.c): whether an object is in a
+ * pack or loose, and the writing of a loose one.
+ */
+
+struct xg_snapshot_idx;
+
+struct xg_snapshot_odb {
+	char *objdir;		/* "<commondir>objects" */
+	int dirfd;		/* open on objdir; -1 */
+	int loaded;		/* the packs' indexes are mapped */
+	struct xg_snapshot_idx *packs;
+	size_t npacks, apacks, last;
+};
+
+void xg_snapshot_odb_init(struct xg_snapshot_odb *db, const char *commondir);
+void xg_snapshot_odb_release(struct xg_snapshot_odb *db);
+/* 1 when a pack or a loose file has oid, else 0. */
+int xg_snapshot_odb_has(struct xg_snapshot_odb *db, const unsigned char oid[20]);
+/* Writes data as a loose object named oid: 0, or -1 with err. */
+int xg_snapshot_odb_write_loose(struct xg_snapshot_odb *db, git_object_t type, const char *data,
+				size_t len, const unsigned char oid[20], char *err, size_t errlen);
+/* "commit", "tree", "blob" or "tag". */
+const char *xg_snapshot_type_name(git_object_t type);
+/* Forty hex digits into oid: 0, or -1. */
+int xg_snapshot_oid_parse(const char *hex, unsigned char oid[20]);
+
+/*
  * The new objects of a snapshot, kept in memory until the snapshot is
  * complete and then written in one go: as loose objects when there are
  * few, else as one pack and its index (a loose object is a file to
@@ -229,7 +258,9 @@ struct xg_snapshot_obj {
 };
 
 struct xg_snapshot_pack {
-	git_odb *odb;
+	/* Whether the repository has an object already (xg_snapshot_has). */
+	int (*has)(void *arg, const unsigned char oid[20]);
+	void *arg;
 	struct xg_snapshot_obj *objs;
 	size_t nr, alloc;
 	size_t *slots;		/* open-addressed set of objs indices + 1 */
@@ -237,12 +268,13 @@ struct xg_snapshot_pack {
 	size_t bytes;
 };
 
-void xg_snapshot_pack_init(struct xg_snapshot_pack *pk, git_odb *odb);
+void xg_snapshot_pack_init(struct xg_snapshot_pack *pk,
+			   int (*has)(void *arg, const unsigned char oid[20]), void *arg);
 void xg_snapshot_pack_release(struct xg_snapshot_pack *pk);
 /*
  * Hashes len bytes of data as an object of the given type into oid and
  * keeps it unless the repository or the pack has it already.  Takes data
- * (malloc'd).  -1 with a libgit2 error.
+ * (malloc'd).  0.
  */
 int xg_snapshot_pack_add(struct xg_snapshot_pack *pk, git_object_t type, char *data,
 			 size_t len, unsigned char oid[20]);
@@ -253,8 +285,12 @@ int xg_snapshot_pack_add(struct xg_snapshot_pack *pk, git_object_t type, char *d
  * before it is put in place, it gives up and returns XG_SNAPSHOT_TIMED_OUT,
  * with its temporary files removed.
  */
-int xg_snapshot_pack_write(struct xg_snapshot_pack *pk, const char *objdir,
+int xg_snapshot_pack_write(struct xg_snapshot_pack *pk, struct xg_snapshot_odb *db,
 			   int64_t deadline, char *err, size_t errlen);
+/* What a zlib stream of stored blocks is made of: the Adler-32 of the
+ * data, and the five bytes before a block of take bytes. */
+uint32_t xg_snapshot_adler32(const unsigned char *p, size_t n);
+void xg_snapshot_zlib_block(unsigned char blk[5], size_t take, int last);
 
 /*
  * One snapshot as it is taken (take.c): the options and the deadline, the
@@ -300,9 +336,14 @@ struct xg_snapshot_known {
 struct xg_snapshot_state {
 	const struct xg_snapshot_opts *o;
 	int64_t start, deadline;
-	git_repository *repo;
-	git_odb *odb;
-	const char *workdir;
+	git_repository *repo;	/* NULL until libgit2 opens it, if ever */
+	git_odb *odb;		/* with repo, for alternates */
+	int git_up;		/* libgit2 loaded and initialised */
+	struct xg_snapshot_odb db;
+	int alternates;		/* objects/info/alternates is there */
+	char *workdir, *gitdir, *commondir;	/* as libgit2 gives them: "/a/b/" */
+	char *excludes;		/* the global excludes file; NULL: none */
+	char *name, *email;	/* the commit's author and committer */
 	int rootfd;
 	struct xg_snapshot_index ix;
 	struct xg_snapshot_scan sc;
@@ -326,6 +367,8 @@ struct xg_snapshot_state {
 	struct xg_snapshot_pack pk;
 	char *pre_workdir, *pre_gitdir;	/* where the early scan runs */
 	int prescanned;
+	int pre_plain;		/* libgit2 would find the same (discover) */
+	int config_filter;	/* clean filters from the configuration */
 	char err[512];
 };
 
@@ -336,6 +379,35 @@ void xg_snapshot_skip(struct xg_snapshot_state *s, const char *path, size_t len,
 		      const char *reason);
 /* The message of libgit2's last error. */
 const char *xg_snapshot_git_message(void);
+/* Loads and initialises libgit2 once; then opens the repository at the
+ * working tree, when the snapshot started without it: 0, or -1 with
+ * s->err. */
+int xg_snapshot_git_up(struct xg_snapshot_state *s);
+int xg_snapshot_repo_open(struct xg_snapshot_state *s);
+/* Whether the repository has the object: 1 or 0. */
+int xg_snapshot_has(struct xg_snapshot_state *s, const unsigned char oid[20]);
+
+/*
+ * The repository as the last snapshot found it (settled.c).  _load takes
+ * the settings and paths from xg-settings when the fingerprint of what
+ * they came from is the same (0), else -1.  _inputs computes that
+ * fingerprint for the paths discover found (-1 when the settings could
+ * depend on more than it covers); _paths_are says whether libgit2 gave
+ * the same paths, and _config_ours whether the configuration files it
+ * found (NULL-terminated) are among those the fingerprint covers.  _save
+ * writes xg-settings when it changed.
+ */
+int xg_snapshot_settled_load(struct xg_snapshot_state *s);
+int xg_snapshot_settled_inputs(const char *workdir, const char *gitdir, const char *commondir,
+			       char hex[41]);
+int xg_snapshot_settled_inputs_of(const struct xg_snapshot_state *s, char hex[41]);
+int xg_snapshot_settled_paths_are(const struct xg_snapshot_state *s);
+int xg_snapshot_settled_config_ours(const char *gitdir, const char *commondir,
+				    const char *const *found);
+void xg_snapshot_settled_save(struct xg_snapshot_state *s, const char *inputs);
+/* HEAD's commit read without libgit2: 1 with oid, 0 when HEAD names a
+ * branch not yet born, -1 when it is one for libgit2 to read. */
+int xg_snapshot_head(const char *gitdir, const char *commondir, unsigned char oid[20]);
 
 /* Finds the untracked files the ignore rules let through, within the
  * limits, into s->u; what the limits leave out is skipped. */
@@ -371,8 +443,7 @@ int xg_snapshot_tree_write(struct xg_snapshot_state *s, unsigned char tree[20]);
  * new object: XG_SNAPSHOT_DONE, XG_SNAPSHOT_TIMED_OUT (nothing put in place,
  * s->timed_out set), or XG_SNAPSHOT_FAILED with s->err.
  */
-int xg_snapshot_commit_write(struct xg_snapshot_state *s, git_config *cfg,
-			     const unsigned char tree[20], const git_oid *parent,
-			     unsigned char oid[20]);
+int xg_snapshot_commit_write(struct xg_snapshot_state *s, const unsigned char tree[20],
+			     const unsigned char *parent, unsigned char oid[20]);
 
 #endif

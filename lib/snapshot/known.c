@@ -48,16 +48,14 @@ static int parse_line(char *line, struct xg_snapshot_known_file *f)
 	long long ms, cs;
 	long mns, cns;
 	unsigned mode, uid, gid;
-	git_oid id;
 	int n = -1;
 
-	if (strlen(line) < 42 || line[40] != ' ' || git_oid_fromstrn(&id, line, 40) < 0)
+	if (strlen(line) < 42 || line[40] != ' ' || xg_snapshot_oid_parse(line, f->oid) < 0)
 		return -1;
 	if (sscanf(line + 41, "%o %llu %lld.%ld %lld.%ld %llu %llu %u %u %n", &mode, &size, &ms,
 		   &mns, &cs, &cns, &ino, &dev, &uid, &gid, &n) != 10 || n < 0 ||
 	    !line[41 + n])
 		return -1;
-	memcpy(f->oid, id.id, 20);
 	f->mode = mode;
 	f->size = size;
 	f->mtime_s = ms;
@@ -117,7 +115,7 @@ static void parse(struct xg_snapshot_state *s)
 static int open_known(struct xg_snapshot_state *s)
 {
 	struct xg_snapshot_known *k = &s->known;
-	char *file = xg_path_join(git_repository_path(s->repo), "xg-untracked");
+	char *file = xg_path_join(s->gitdir, "xg-untracked");
 	int fd = open(file, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	struct stat st, root;
 	int rc = -1;
@@ -181,14 +179,12 @@ void xg_snapshot_known_apply(struct xg_snapshot_state *s)
 	for (i = 0; i < s->nu; i++) {
 		struct xg_snapshot_ufile *u = &s->u[i];
 		const struct xg_snapshot_known_file *f;
-		git_oid id;
 
 		if (u->type != DT_REG && u->type != DT_LNK)
 			continue;
 		if (!(f = lookup(k, u->path)) || !same_stat(f, &u->st) || !settled(k, f))
 			continue;
-		memcpy(id.id, f->oid, 20);
-		if (!git_odb_exists_ext(s->odb, &id, GIT_ODB_LOOKUP_NO_REFRESH))
+		if (!xg_snapshot_has(s, f->oid))
 			continue;
 		memcpy(u->oid, f->oid, 20);
 		u->known = 1;
@@ -216,12 +212,10 @@ void xg_snapshot_known_save(struct xg_snapshot_state *s)
 	for (i = 0; i < s->nu; i++) {
 		const struct xg_snapshot_ufile *u = &s->u[i];
 		const struct stat *st = &u->st;
-		git_oid id;
 
 		if ((u->type != DT_REG && u->type != DT_LNK) || strpbrk(u->path, "\n\\"))
 			continue;
-		memcpy(id.id, u->oid, 20);
-		git_oid_tostr(hex, sizeof(hex), &id);
+		xg_snapshot_sha1_hex(u->oid, hex);
 		xg_buf_addf(&b, "%s %o %llu %lld.%09ld %lld.%09ld %llu %llu %u %u %s\n", hex,
 			    (unsigned)st->st_mode, (unsigned long long)st->st_size,
 			    (long long)st->st_mtim.tv_sec, (long)st->st_mtim.tv_nsec,
@@ -231,7 +225,7 @@ void xg_snapshot_known_save(struct xg_snapshot_state *s)
 	}
 	xg_snapshot_sha1_hex_of(b.buf, b.len, hex);
 	xg_buf_addf(&b, "sha1 %s\n", hex);
-	file = xg_path_join(git_repository_path(s->repo), "xg-untracked");
+	file = xg_path_join(s->gitdir, "xg-untracked");
 	xg_write_cache(file, b.buf, b.len, 0644);
 	free(file);
 	xg_buf_release(&b);

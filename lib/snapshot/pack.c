@@ -2,7 +2,7 @@
  * The pack of a snapshot's new objects (see snapshot/internal.h): the
  * in-memory set that xg_snapshot_pack_add fills, hashing each object and
  * dropping those the repository or the set has already, then the writing
- * at the end.  A few objects are written loose through libgit2; more make
+ * at the end.  A few objects are written loose (odb.c); more make
  * one pack file (version 2, objects stored in zlib blocks without
  * compression) and its index (version 2), each written to a temporary file
  * with a running SHA-1 and CRC-32 and renamed into place, the pack first.
@@ -13,10 +13,12 @@
 #include "snapshot/internal.h"
 #include "sha1.h"
 
-void xg_snapshot_pack_init(struct xg_snapshot_pack *pk, git_odb *odb)
+void xg_snapshot_pack_init(struct xg_snapshot_pack *pk,
+			   int (*has)(void *arg, const unsigned char oid[20]), void *arg)
 {
 	memset(pk, 0, sizeof(*pk));
-	pk->odb = odb;
+	pk->has = has;
+	pk->arg = arg;
 }
 
 void xg_snapshot_pack_release(struct xg_snapshot_pack *pk)
@@ -80,7 +82,7 @@ static void object_id(git_object_t type, const char *data, size_t len, unsigned 
 {
 	struct xg_snapshot_sha1 c;
 	char hdr[64];
-	int n = snprintf(hdr, sizeof(hdr), "%s %zu", git_object_type2string(type), len);
+	int n = snprintf(hdr, sizeof(hdr), "%s %zu", xg_snapshot_type_name(type), len);
 
 	xg_snapshot_sha1_init(&c);
 	xg_snapshot_sha1_update(&c, hdr, (size_t)n + 1);
@@ -92,15 +94,12 @@ int xg_snapshot_pack_add(struct xg_snapshot_pack *pk, git_object_t type, char *d
 			 size_t len, unsigned char oid[20])
 {
 	struct xg_snapshot_obj *o;
-	git_oid id;
 	size_t slot;
 
 	object_id(type, data, len, oid);
-	memcpy(id.id, oid, 20);
 	if ((pk->nr + 1) * 2 > pk->nslots)
 		rehash(pk);
-	if (pack_has(pk, oid, &slot) ||
-	    git_odb_exists_ext(pk->odb, &id, GIT_ODB_LOOKUP_NO_REFRESH)) {
+	if (pack_has(pk, oid, &slot) || pk->has(pk->arg, oid)) {
 		free(data);
 		return 0;
 	}
@@ -193,7 +192,7 @@ static void put32(unsigned char *p, uint32_t v)
 	p[3] = (unsigned char)v;
 }
 
-static uint32_t adler32(const unsigned char *p, size_t n)
+uint32_t xg_snapshot_adler32(const unsigned char *p, size_t n)
 {
 	uint32_t a = 1, b = 0;
 
@@ -210,6 +209,15 @@ static uint32_t adler32(const unsigned char *p, size_t n)
 		n -= k;
 	}
 	return b << 16 | a;
+}
+
+void xg_snapshot_zlib_block(unsigned char blk[5], size_t take, int last)
+{
+	blk[0] = (unsigned char)last;
+	blk[1] = (unsigned char)take;
+	blk[2] = (unsigned char)(take >> 8);
+	blk[3] = (unsigned char)~take;
+	blk[4] = (unsigned char)(~take >> 8);
 }
 
 /* One object: its type and size, then a zlib stream of stored blocks. */
@@ -230,16 +238,12 @@ static void write_object(struct out *w, const struct xg_snapshot_obj *o)
 	do {
 		size_t take = o->len - off > 65535 ? 65535 : o->len - off;
 
-		blk[0] = off + take == o->len;
-		blk[1] = (unsigned char)take;
-		blk[2] = (unsigned char)(take >> 8);
-		blk[3] = (unsigned char)~take;
-		blk[4] = (unsigned char)(~take >> 8);
+		xg_snapshot_zlib_block(blk, take, off + take == o->len);
 		out_add(w, blk, 5);
 		out_add(w, o->data + off, take);
 		off += take;
 	} while (off < o->len);
-	put32(ad, adler32((const unsigned char *)o->data, o->len));
+	put32(ad, xg_snapshot_adler32((const unsigned char *)o->data, o->len));
 	out_add(w, ad, 4);
 }
 
@@ -331,22 +335,20 @@ static int close_fd(struct out *w)
 }
 
 /* Each object as a loose file: XG_SNAPSHOT_DONE, _FAILED or _TIMED_OUT. */
-static int write_loose(struct xg_snapshot_pack *pk, int64_t deadline, char *err, size_t errlen)
+static int write_loose(struct xg_snapshot_pack *pk, struct xg_snapshot_odb *db, int64_t deadline,
+		       char *err, size_t errlen)
 {
 	size_t i;
 
 	for (i = 0; i < pk->nr; i++) {
-		git_oid id;
+		const struct xg_snapshot_obj *o = &pk->objs[i];
 
 		/* An object already written is whole, and unreachable: gc
 		 * removes it as it removes any other. */
 		if (deadline && xg_clock_ms() > deadline)
 			return XG_SNAPSHOT_TIMED_OUT;
-		if (git_odb_write(&id, pk->odb, pk->objs[i].data, pk->objs[i].len,
-				  pk->objs[i].type) < 0) {
-			snprintf(err, errlen, "cannot write object: %s", xg_snapshot_git_message());
+		if (xg_snapshot_odb_write_loose(db, o->type, o->data, o->len, o->oid, err, errlen) < 0)
 			return XG_SNAPSHOT_FAILED;
-		}
 	}
 	return XG_SNAPSHOT_DONE;
 }
@@ -410,7 +412,7 @@ static int fill_idx(struct out *w, void *arg)
 	return write_idx(w, j->pk, j->crcs, j->offs, j->sum);
 }
 
-int xg_snapshot_pack_write(struct xg_snapshot_pack *pk, const char *objdir,
+int xg_snapshot_pack_write(struct xg_snapshot_pack *pk, struct xg_snapshot_odb *db,
 			   int64_t deadline, char *err, size_t errlen)
 {
 	struct pack_job j = { pk, NULL, NULL, { 0 } };
@@ -421,8 +423,8 @@ int xg_snapshot_pack_write(struct xg_snapshot_pack *pk, const char *objdir,
 	if (!pk->nr)
 		return XG_SNAPSHOT_DONE;
 	if (pk->nr <= XG_SNAPSHOT_LOOSE_MAX)
-		return write_loose(pk, deadline, err, errlen);
-	dir = xg_path_join(objdir, "pack");
+		return write_loose(pk, db, deadline, err, errlen);
+	dir = xg_path_join(db->objdir, "pack");
 	if (xg_mkdir_p(dir, 0777) < 0) {
 		snprintf(err, errlen, "cannot create '%s': %s", dir, strerror(errno));
 		free(dir);

@@ -295,7 +295,7 @@ static int walk_includes(struct replay *r, const char *rel, size_t depth, int ig
 static int load_rules(struct replay *r)
 {
 	git_config *cfg = NULL;
-	char *p;
+	char *p, *f;
 	char err[256];
 
 	if (xg_snapshot_index_read(&r->ix, p = xg_asprintf("%sindex", git_repository_path(r->src)),
@@ -312,7 +312,10 @@ static int load_rules(struct replay *r)
 	free(p);
 	if (git_repository_config_snapshot(&cfg, r->src) < 0)
 		cfg = NULL;
-	xg_snapshot_rules_load_excludes_file(&r->excludes_file, cfg);
+	f = xg_snapshot_excludes_path(cfg);
+	if (f)
+		xg_snapshot_rules_load(&r->excludes_file, "", f);
+	free(f);
 	git_config_free(cfg);
 	return 0;
 }
@@ -495,9 +498,14 @@ int xg_snapshot_replay(const struct xg_snapshot_replay_opts *o,
 		       int (*emit)(jv record, void *arg), void *arg)
 {
 	struct replay r;
+	char err[256];
 	int rc;
 
 	memset(&r, 0, sizeof(r));
+	if (xg_snapshot_git_load(err, sizeof(err)) < 0) {
+		xg_error("%s", err);
+		return XG_EX_SOFTWARE;
+	}
 	r.included = jv_invalid();
 	git_libgit2_init();
 	rc = replay(&r, o, emit, arg);

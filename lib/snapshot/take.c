@@ -20,14 +20,16 @@
 #include "xg.h"
 #include "snapshot/snapshot.h"
 #include "snapshot/internal.h"
+#include "sha1.h"
 #include <git2.h>
 
 /*
  * A libgit2 built on mbedTLS (Debian's) parses every certificate of the
  * system's CA file in git_libgit2_init, about 3.5 ms of each snapshot's
  * start, for the TLS of remotes, which a snapshot never talks to.  This
- * definition takes the place of mbedTLS's own (a program's symbols come
- * before its libraries' for the libraries too): it reads nothing and adds
+ * definition takes the place of mbedTLS's own (the program exports it, see
+ * config.mk, and a program's symbols come before those of the libraries it
+ * loads, for the libraries too): it reads nothing and adds
  * no certificate, so a TLS connection libgit2 might still make would
  * trust none.  A program that links this file talks to no remote through
  * libgit2; libcurl's TLS is OpenSSL's and is not touched.
@@ -89,40 +91,45 @@ void xg_snapshot_skip(struct xg_snapshot_state *s, const char *path, size_t len,
 
 const char *xg_snapshot_git_message(void)
 {
-	const git_error *e = git_error_last();
+	const git_error *e = xg_snapshot_git ? git_error_last() : NULL;
 
 	return e && e->message ? e->message : "unknown error";
 }
 
 /* The core.* settings the scan and the blobs follow, whether a clean
- * filter may apply, and the global excludes file. */
+ * filter may apply, the global excludes file and the identity. */
 static void read_config(struct xg_snapshot_state *s, git_config *cfg)
 {
 	const char *v;
 	int b;
 	char *f;
 
-	if (!cfg)
-		return;
-	if (!git_config_get_bool(&b, cfg, "core.filemode"))
+	if (cfg && !git_config_get_bool(&b, cfg, "core.filemode"))
 		s->sc.filemode = b;
-	if (!git_config_get_bool(&b, cfg, "core.trustctime"))
+	if (cfg && !git_config_get_bool(&b, cfg, "core.trustctime"))
 		s->sc.trustctime = b;
-	if (!git_config_get_string(&v, cfg, "core.checkstat") && !strcmp(v, "minimal"))
+	if (cfg && !git_config_get_string(&v, cfg, "core.checkstat") && !strcmp(v, "minimal"))
 		s->sc.checkstat = 0;
-	if (!git_config_get_string(&v, cfg, "core.autocrlf") && strcasecmp(v, "false") &&
+	if (cfg && !git_config_get_string(&v, cfg, "core.autocrlf") && strcasecmp(v, "false") &&
 	    strcasecmp(v, "no") && strcasecmp(v, "off") && strcmp(v, "0"))
 		s->can_filter = 1;
-	if (!git_config_get_string(&v, cfg, "core.attributesfile") ||
+	if ((cfg && !git_config_get_string(&v, cfg, "core.attributesfile")) ||
 	    !access("/etc/gitattributes", F_OK))
 		s->can_filter = 1;
-	xg_snapshot_rules_load_excludes_file(&s->excludes_file, cfg);
+	s->excludes = xg_snapshot_excludes_path(cfg);
 	if (!s->can_filter) {
 		f = xg_snapshot_rules_user_file("attributes");
 		if (f && !access(f, F_OK))
 			s->can_filter = 1;
 		free(f);
 	}
+	/* user.name and user.email, or xg's own when the config has none. */
+	if (!cfg || git_config_get_string(&v, cfg, "user.name") < 0 || !*v)
+		v = "xg";
+	s->name = xg_strdup(v);
+	if (!cfg || git_config_get_string(&v, cfg, "user.email") < 0 || !*v)
+		v = "xg@localhost";
+	s->email = xg_strdup(v);
 }
 
 /* The record's counts, and when there is no commit the reason and error. */
@@ -151,17 +158,31 @@ static jv finish(struct xg_snapshot_state *s, jv rec, const char *reason)
  * Finds the working tree and git directory above dir the way git does for
  * a plain repository or a linked worktree (a .git directory, or a .git
  * file naming one), without libgit2.  The early scan runs there while
- * libgit2 starts; prescan_matches checks libgit2 found the same.
+ * libgit2 starts; prepare checks libgit2 found the same.  *plain (unless
+ * NULL) says whether libgit2 could have found nothing else: the walk up
+ * stayed on one filesystem, which libgit2 does not leave, and passed no
+ * directory with a HEAD, which it could take for a repository of its own.
  */
-static int discover(const char *dir, char **workdir, char **gitdir)
+static int discover(const char *dir, char **workdir, char **gitdir, int *plain)
 {
 	char *p = realpath(dir, NULL);
 	struct xg_buf b = XG_BUF_INIT(4096);
+	struct stat top;
+	int first = 1;
 
+	if (plain)
+		*plain = 1;
 	while (p) {
 		char *dotgit = xg_asprintf("%s/.git", strcmp(p, "/") ? p : "");
+		char *head = xg_asprintf("%s/HEAD", strcmp(p, "/") ? p : "");
 		struct stat st;
 
+		if (plain && (stat(p, &st) < 0 || (!first && st.st_dev != top.st_dev) ||
+			      !access(head, F_OK)))
+			*plain = 0;
+		if (first && !stat(p, &top))
+			first = 0;
+		free(head);
 		xg_buf_reset(&b);
 		if (!lstat(dotgit, &st) && S_ISDIR(st.st_mode)) {
 			*gitdir = dotgit;
@@ -236,7 +257,7 @@ static void drop_scan(struct xg_snapshot_state *s)
 /* Starts the scan early, where discover finds the repository. */
 static void prescan(struct xg_snapshot_state *s, const char *dir)
 {
-	if (discover(dir, &s->pre_workdir, &s->pre_gitdir) < 0)
+	if (discover(dir, &s->pre_workdir, &s->pre_gitdir, &s->pre_plain) < 0)
 		return;
 	s->prescanned = 1;
 	if (start_scan(s, s->pre_workdir, s->pre_gitdir) < 0)
@@ -253,29 +274,44 @@ static int same_dir(const char *a, const char *b)
 	return same;
 }
 
-/* Reads the index and the settings; a reason when that fails. */
+static int has_object(void *arg, const unsigned char oid[20])
+{
+	return xg_snapshot_has(arg, oid);
+}
+
+/* Reads the index and the settings (from cfg when libgit2 opened the
+ * repository, else from xg-settings already); a reason when that fails. */
 static const char *prepare(struct xg_snapshot_state *s, git_config *cfg)
 {
-	const char *common = git_repository_commondir(s->repo);
 	char *p;
 
-	if (s->prescanned && !(same_dir(s->pre_workdir, s->workdir) &&
-			       same_dir(s->pre_gitdir, git_repository_path(s->repo))))
+	if (s->repo && s->prescanned && !(same_dir(s->pre_workdir, s->workdir) &&
+					  same_dir(s->pre_gitdir, s->gitdir)))
 		drop_scan(s);
-	if (!s->prescanned && start_scan(s, s->workdir, git_repository_path(s->repo)) < 0)
+	if (!s->prescanned && start_scan(s, s->workdir, s->gitdir) < 0)
 		return "unreadable";
-	if (git_repository_odb(&s->odb, s->repo) < 0) {
-		snprintf(s->err, sizeof(s->err), "%s", xg_snapshot_git_message());
+	xg_snapshot_odb_init(&s->db, s->commondir);
+	xg_snapshot_pack_init(&s->pk, has_object, s);
+	if (s->db.dirfd < 0) {
+		snprintf(s->err, sizeof(s->err), "cannot open '%s': %s", s->db.objdir,
+			 strerror(errno));
 		return "unreadable";
 	}
-	xg_snapshot_pack_init(&s->pk, s->odb);
-	read_config(s, cfg);
-	p = xg_asprintf("%sinfo/exclude", common);
-	xg_snapshot_rules_load(&s->exclude, "", p);
+	p = xg_asprintf("%sobjects/info/alternates", s->commondir);
+	s->alternates = !access(p, F_OK);
 	free(p);
-	p = xg_asprintf("%sinfo/attributes", common);
+	if (s->repo)
+		read_config(s, cfg);
+	p = xg_asprintf("%sinfo/attributes", s->commondir);
 	if (!access(p, F_OK))
 		s->can_filter = 1;
+	free(p);
+	/* What the tree's .gitattributes files add is the walk's. */
+	s->config_filter = s->can_filter;
+	if (s->excludes)
+		xg_snapshot_rules_load(&s->excludes_file, "", s->excludes);
+	p = xg_asprintf("%sinfo/exclude", s->commondir);
+	xg_snapshot_rules_load(&s->exclude, "", p);
 	free(p);
 	return NULL;
 }
@@ -291,19 +327,20 @@ static void drop_stages(struct xg_snapshot_state *s)
 			s->sc.state[i] = XG_SNAPSHOT_SCAN_DROP;
 }
 
-/* The snapshot of an open repository with a working tree: NULL with the
- * commit in *rec, or the reason there is none. */
-static const char *take(struct xg_snapshot_state *s, jv *rec, git_config *cfg)
+/* The snapshot of a repository with a working tree, its HEAD as given
+ * (has_head 0: unborn): NULL with the commit in *rec, or the reason there
+ * is none. */
+static const char *take(struct xg_snapshot_state *s, jv *rec, git_config *cfg, int has_head,
+			const unsigned char head[20])
 {
 	unsigned char tree[20], commit[20];
 	const char *reason;
-	char hex[GIT_OID_HEXSZ + 1];
-	git_oid head, id;
-	int has_head, rc;
+	char hex[41];
+	int rc;
 
-	has_head = !git_reference_name_to_id(&head, s->repo, "HEAD");
-	*rec = xg_json_set(*rec, "base", has_head ? jv_string(git_oid_tostr(hex, sizeof(hex), &head))
-						 : jv_null());
+	if (has_head)
+		xg_snapshot_sha1_hex(head, hex);
+	*rec = xg_json_set(*rec, "base", has_head ? jv_string(hex) : jv_null());
 	if ((reason = prepare(s, cfg)))
 		return reason;
 	if (xg_snapshot_scan_finish(&s->sc) < 0)
@@ -323,13 +360,51 @@ static const char *take(struct xg_snapshot_state *s, jv *rec, git_config *cfg)
 	if (rc == XG_SNAPSHOT_DONE && xg_snapshot_tree_write(s, tree) < 0)
 		rc = XG_SNAPSHOT_FAILED;
 	if (rc == XG_SNAPSHOT_DONE)
-		rc = xg_snapshot_commit_write(s, cfg, tree, has_head ? &head : NULL, commit);
+		rc = xg_snapshot_commit_write(s, tree, has_head ? head : NULL, commit);
 	if (rc != XG_SNAPSHOT_DONE)
 		return rc == XG_SNAPSHOT_TIMED_OUT ? "timeout" : "error";
 	xg_snapshot_known_save(s);
-	memcpy(id.id, commit, 20);
-	*rec = xg_json_set(*rec, "commit", jv_string(git_oid_tostr(hex, sizeof(hex), &id)));
+	xg_snapshot_sha1_hex(commit, hex);
+	*rec = xg_json_set(*rec, "commit", jv_string(hex));
 	return NULL;
+}
+
+int xg_snapshot_git_up(struct xg_snapshot_state *s)
+{
+	if (s->git_up)
+		return 0;
+	if (xg_snapshot_git_load(s->err, sizeof(s->err)) < 0)
+		return -1;
+	git_libgit2_init();
+	s->git_up = 1;
+	return 0;
+}
+
+int xg_snapshot_has(struct xg_snapshot_state *s, const unsigned char oid[20])
+{
+	git_oid id;
+
+	if (xg_snapshot_odb_has(&s->db, oid))
+		return 1;
+	/* Objects elsewhere: only libgit2 follows alternates. */
+	if (!s->alternates || !s->odb)
+		return 0;
+	memcpy(id.id, oid, 20);
+	return git_odb_exists_ext(s->odb, &id, GIT_ODB_LOOKUP_NO_REFRESH) != 0;
+}
+
+int xg_snapshot_repo_open(struct xg_snapshot_state *s)
+{
+	if (s->repo)
+		return 0;
+	if (xg_snapshot_git_up(s) < 0)
+		return -1;
+	if (git_repository_open_ext(&s->repo, s->workdir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+		snprintf(s->err, sizeof(s->err), "%s", xg_snapshot_git_message());
+		s->repo = NULL;
+		return -1;
+	}
+	return 0;
 }
 
 int xg_snapshot_not_found(const char *dir, int rc, char *err, size_t errlen)
@@ -339,7 +414,7 @@ int xg_snapshot_not_found(const char *dir, int rc, char *err, size_t errlen)
 	struct stat st;
 	int owned = rc == GIT_EOWNER;
 
-	if (discover(dir, &workdir, &gitdir) < 0) {
+	if (discover(dir, &workdir, &gitdir, NULL) < 0) {
 		if (!owned)
 			return 0;
 	} else {
@@ -375,24 +450,113 @@ static void release(struct xg_snapshot_state *s)
 		free(s->u[i].path);
 	free(s->u);
 	xg_snapshot_known_release(&s->known);
+	xg_snapshot_odb_release(&s->db);
+	free(s->workdir);
+	free(s->gitdir);
+	free(s->commondir);
+	free(s->excludes);
+	free(s->name);
+	free(s->email);
 	free(s->oids);
 	free(s->modes);
 	free(s->cache);
 	jv_free(s->skipped);
 	if (s->rootfd >= 0)
 		close(s->rootfd);
-	git_odb_free(s->odb);
-	git_repository_free(s->repo);
+	/* Nothing was opened when libgit2 could not be loaded. */
+	if (s->odb)
+		git_odb_free(s->odb);
+	if (s->repo)
+		git_repository_free(s->repo);
+}
+
+/* Opens the repository with libgit2 and takes the snapshot; the reason
+ * when there is none.  Its settings are kept for the next (settled.c)
+ * when they can be. */
+static const char *take_opened(struct xg_snapshot_state *s, jv *rec, const char *dir)
+{
+	char inputs[41];
+	const char *reason = NULL, *found[5];
+	unsigned char head[20], own[20];
+	git_config *cfg = NULL;
+	git_buf bufs[4] = { { 0 } };
+	git_oid id;
+	int rc, has_head, settled, i, n = 0;
+
+	/* Before libgit2 reads the files: should they change meanwhile, the
+	 * next snapshot sees another fingerprint. */
+	settled = s->prescanned && !xg_snapshot_settled_inputs_of(s, inputs);
+	if (xg_snapshot_git_up(s) < 0) {
+		*rec = xg_json_set(*rec, "repo", jv_null());
+		*rec = xg_json_set(*rec, "base", jv_null());
+		return "error";
+	}
+	if ((rc = git_repository_open_ext(&s->repo, dir, 0, NULL)) < 0) {
+		s->repo = NULL;
+		*rec = xg_json_set(*rec, "repo", jv_null());
+		*rec = xg_json_set(*rec, "base", jv_null());
+		if ((rc == GIT_ENOTFOUND || rc == GIT_EOWNER) &&
+		    !xg_snapshot_not_found(dir, rc, s->err, sizeof(s->err)))
+			return "not-a-repository";
+		if (!s->err[0])
+			snprintf(s->err, sizeof(s->err), "%s", xg_snapshot_git_message());
+		return "unreadable";
+	}
+	if (git_repository_is_bare(s->repo)) {
+		const char *gd = git_repository_path(s->repo);
+
+		*rec = xg_json_set(*rec, "repo", xg_json_string_bytes(gd, strlen(gd) - 1));
+		*rec = xg_json_set(*rec, "base", jv_null());
+		return "bare-repository";
+	}
+	s->workdir = xg_strdup(git_repository_workdir(s->repo));
+	s->gitdir = xg_strdup(git_repository_path(s->repo));
+	s->commondir = xg_strdup(git_repository_commondir(s->repo));
+	*rec = xg_json_set(*rec, "repo", xg_json_string_bytes(s->workdir, strlen(s->workdir) - 1));
+	if (git_repository_odb(&s->odb, s->repo) < 0) {
+		snprintf(s->err, sizeof(s->err), "%s", xg_snapshot_git_message());
+		s->odb = NULL;
+		*rec = xg_json_set(*rec, "base", jv_null());
+		return "unreadable";
+	}
+	if (git_repository_config_snapshot(&cfg, s->repo) < 0)
+		cfg = NULL;
+	has_head = !git_reference_name_to_id(&id, s->repo, "HEAD");
+	memcpy(head, id.id, 20);
+	/* Kept only where the next snapshot would find what libgit2 did:
+	 * the same paths, the same configuration files, the same HEAD. */
+	if (settled) {
+		if (!git_config_find_system(&bufs[0]))
+			found[n++] = bufs[0].ptr;
+		if (!git_config_find_xdg(&bufs[1]))
+			found[n++] = bufs[1].ptr;
+		if (!git_config_find_global(&bufs[2]))
+			found[n++] = bufs[2].ptr;
+		if (!git_config_find_programdata(&bufs[3]))
+			found[n++] = bufs[3].ptr;
+		found[n] = NULL;
+		rc = xg_snapshot_head(s->gitdir, s->commondir, own);
+		settled = xg_snapshot_settled_paths_are(s) &&
+			  xg_snapshot_settled_config_ours(s->gitdir, s->commondir, found) &&
+			  rc == has_head && (!has_head || !memcmp(own, head, 20));
+		for (i = 0; i < 4; i++)
+			git_buf_dispose(&bufs[i]);
+	}
+	reason = take(s, rec, cfg, has_head, head);
+	if (!reason && settled && !s->config_filter && !s->alternates)
+		xg_snapshot_settled_save(s, inputs);
+	git_config_free(cfg);
+	return reason;
 }
 
 jv xg_snapshot_take(const struct xg_snapshot_opts *o)
 {
 	struct xg_snapshot_state s;
 	jv rec = xg_rec_new("snapshot");
-	git_config *cfg = NULL;
 	const char *reason = NULL, *dir = o->dir ? o->dir : ".";
+	unsigned char head[20];
 	struct stat st;
-	int rc, e;
+	int has_head = -1, e;
 
 	memset(&s, 0, sizeof(s));
 	s.o = o;
@@ -400,11 +564,12 @@ jv xg_snapshot_take(const struct xg_snapshot_opts *o)
 	s.deadline = s.start + o->timeout_ms;
 	s.complete = 1;
 	s.rootfd = -1;
+	s.db.dirfd = -1;
 	s.skipped = jv_array();
-	/* The scan needs no libgit2: it starts first and runs while libgit2
-	 * loads and opens the repository. */
+	/* The scan needs no libgit2: it starts first, and runs while libgit2
+	 * loads and opens the repository, unless the repository is as the
+	 * last snapshot found it and libgit2 is not needed at all. */
 	prescan(&s, dir);
-	git_libgit2_init();
 	e = stat(dir, &st) < 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
 	if (e) {
 		/* Not "not a repository": there is no directory to look in. */
@@ -412,37 +577,29 @@ jv xg_snapshot_take(const struct xg_snapshot_opts *o)
 		rec = xg_json_set(rec, "repo", jv_null());
 		rec = xg_json_set(rec, "base", jv_null());
 		reason = "unreadable";
-	} else if ((rc = git_repository_open_ext(&s.repo, dir, 0, NULL)) < 0) {
-		rec = xg_json_set(rec, "repo", jv_null());
-		if ((rc == GIT_ENOTFOUND || rc == GIT_EOWNER) &&
-		    !xg_snapshot_not_found(dir, rc, s.err, sizeof(s.err))) {
-			reason = "not-a-repository";
-		} else {
-			if (!s.err[0])
-				snprintf(s.err, sizeof(s.err), "%s", xg_snapshot_git_message());
-			reason = "unreadable";
-		}
-		rec = xg_json_set(rec, "base", jv_null());
-	} else if (git_repository_is_bare(s.repo)) {
-		char *gd = xg_strndup(git_repository_path(s.repo), strlen(git_repository_path(s.repo)) - 1);
-
-		rec = xg_json_set(rec, "repo", jv_string(gd));
-		rec = xg_json_set(rec, "base", jv_null());
-		free(gd);
-		reason = "bare-repository";
-	} else {
-		s.workdir = git_repository_workdir(s.repo);
+	} else if (s.prescanned && !xg_snapshot_settled_load(&s) &&
+	    (has_head = xg_snapshot_head(s.gitdir, s.commondir, head)) >= 0) {
 		rec = xg_json_set(rec, "repo",
 				  xg_json_string_bytes(s.workdir, strlen(s.workdir) - 1));
-		if (git_repository_config_snapshot(&cfg, s.repo) < 0)
-			cfg = NULL;
-		reason = take(&s, &rec, cfg);
+		reason = take(&s, &rec, NULL, has_head, head);
+	} else {
+		if (has_head < 0 && s.workdir) {
+			/* Settled, but HEAD is one for libgit2 to read. */
+			free(s.workdir);
+			free(s.gitdir);
+			free(s.commondir);
+			free(s.excludes);
+			free(s.name);
+			free(s.email);
+			s.workdir = s.gitdir = s.commondir = s.excludes = s.name = s.email = NULL;
+		}
+		reason = take_opened(&s, &rec, dir);
 	}
 	if (reason && strcmp(reason, "timeout"))
 		s.complete = 0;
 	rec = finish(&s, rec, reason);
 	release(&s);
-	git_config_free(cfg);
-	git_libgit2_shutdown();
+	if (s.git_up)
+		git_libgit2_shutdown();
 	return rec;
 }

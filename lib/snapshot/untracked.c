@@ -71,6 +71,12 @@ static int nested_repository(struct xg_snapshot_state *s, const char *path,
 	git_oid id;
 	int found = 0;
 
+	/* Only libgit2 reads another repository; a snapshot that started
+	 * without it loads it now (and tells no repository without it). */
+	if (xg_snapshot_git_up(s) < 0) {
+		free(full);
+		return 0;
+	}
 	if (!git_repository_open_ext(&sub, full, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
 		if (!git_reference_name_to_id(&id, sub, "HEAD")) {
 			memcpy(oid, id.id, 20);
