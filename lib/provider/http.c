@@ -418,6 +418,21 @@ static void fill_info(struct xg_http *h, struct xg_http_response *r)
 
 /* Drives the transfer set up on h to its end: 0 when a response came
  * whole, -1 with resp saying why not. */
+/* The sent hook, once: when the body is all out (or, with all, anyway). */
+static void check_sent(struct xg_http *h, int all)
+{
+	void (*fn)(void *) = h->sent_fn;
+	curl_off_t up = 0;
+
+	if (!fn)
+		return;
+	if (!all && (h->curl->easy_getinfo(h->easy, CURLINFO_SIZE_UPLOAD_T, &up) != CURLE_OK ||
+		     (size_t)up < h->body_len))
+		return;
+	h->sent_fn = NULL;
+	fn(h->sent_arg);
+}
+
 static int transfer(struct xg_http *h, struct xg_http_response *resp)
 {
 	struct curl_waitfd wake = { h->wake_fd, CURL_WAIT_POLLIN, 0 };
@@ -435,6 +450,7 @@ static int transfer(struct xg_http *h, struct xg_http_response *resp)
 		}
 		if (!running)
 			break;
+		check_sent(h, 0);
 		idle = xg_clock_ms() - h->last_byte_ms;
 		if (idle >= h->idle_ms) {
 			resp->idle_timeout = 1;
@@ -485,7 +501,9 @@ int xg_http_post(struct xg_http *h, const char *url, const char *const *headers,
 	h->checked_type = 0;
 	set_options(h, url, hdrs, body, len);
 	h->curl->multi_add_handle(h->multi, h->easy);
+	h->body_len = len;
 	rc = transfer(h, resp);
+	check_sent(h, 1);
 	if (h->trace) {
 		trace_data(h, 0, NULL, 0, 1);
 		trace_data(h, 1, NULL, 0, 1);

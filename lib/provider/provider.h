@@ -80,6 +80,11 @@ struct xg_http {
 	void *body_ctx;
 	int64_t last_byte_ms;
 	int checked_type;
+	size_t body_len;
+	/* Called once, on the thread that posts, when a request's body has
+	 * all been sent or its transfer ended without that: then clear. */
+	void (*sent_fn)(void *arg);
+	void *sent_arg;
 };
 
 /* Sets up the client; connect_ms and idle_ms of 0 take 30 s and 300 s. */

@@ -5,6 +5,7 @@
  * The run starts as soon as it holds a request, a model and a pack: in an
  * xg pipeline they come before the snapshot, which xg-snapshot writes once
  * the tree is read.  The rest of the input is read on a thread of its own,
+ * started once the first request is out (xg_run_prepare sets the hook),
  * which also takes a snapshot when the input ends without one, by running
  * xg-snapshot (so xg-run itself never loads libgit2).  The thread is
  * joined before run_start, at the first event of the first reply at the

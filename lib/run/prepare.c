@@ -444,11 +444,16 @@ static long long stable_bytes_peek(jv pack)
 	return (long long)(p - (const unsigned char *)sys);
 }
 
+static void input_on_sent(void *arg)
+{
+	xg_run_start_input(arg);
+}
+
 /*
  * In the order that lets the slow parts overlap: libcurl's loading and
  * set-up and the gate's compilation run on threads of their own while the
- * model is chosen and the pack compiled, and then the rest of the input
- * (with a snapshot to take) on another.
+ * model is chosen and the pack compiled, and then, once the first request
+ * is out, the rest of the input (with a snapshot to take) on another.
  */
 int xg_run_prepare(struct run *r, FILE *fp)
 {
@@ -478,9 +483,12 @@ int xg_run_prepare(struct run *r, FILE *fp)
 	scrub_key_vars(r);
 	if (rc || compile_pack(r))
 		return r->rc;
-	/* The rest of the input, and the snapshot, once libcurl is likely in:
-	 * the first reply's first event is the earliest they are needed. */
-	xg_run_start_input(r);
+	/* The rest of the input, and the snapshot, once the first request is
+	 * out: the first reply's first event is the earliest they are needed,
+	 * and until then libcurl's loading and the request want the CPUs (a
+	 * thread made while libcurl loads would wait for it, too). */
+	r->prov->http.sent_fn = input_on_sent;
+	r->prov->http.sent_arg = r;
 	if (join_gate(r))
 		return r->rc;
 	r->tools = xg_run_profile_schemas(r->o->profile, r->sandbox.bwrap != NULL);
