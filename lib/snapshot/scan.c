@@ -252,14 +252,14 @@ static unsigned char type_at(int fd, const char *name)
 	return DT_FIFO;
 }
 
-/* Lists directory d, sorted; NULL (with d->gone or d->err) when it
- * cannot be opened as a directory. */
+/* Lists directory d, sorted, the names in one buffer (names, released by
+ * the caller); NULL (with d->gone or d->err) when it cannot be opened as a
+ * directory. */
 static DIR *list_dir(struct xg_snapshot_scan *sc, struct xg_snapshot_scan_dir *d,
-		     struct xg_snapshot_scan_name **out,
-		     size_t *nout)
+		     struct xg_snapshot_scan_name **out, size_t *nout, struct xg_buf *names)
 {
 	struct xg_snapshot_scan_name *ls = NULL;
-	size_t nls = 0, als = 0;
+	size_t nls = 0, als = 0, i;
 	struct dirent *de;
 	DIR *dp;
 	int fd;
@@ -281,9 +281,13 @@ static DIR *list_dir(struct xg_snapshot_scan *sc, struct xg_snapshot_scan_dir *d
 		if (n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2])))
 			continue;
 		XG_ALLOC_GROW(ls, nls + 1, als);
-		ls[nls].name = xg_strdup(n);
+		/* The offset for now: the buffer moves as it grows. */
+		ls[nls].name = (char *)(uintptr_t)names->len;
 		ls[nls++].type = de->d_type;
+		xg_buf_add(names, n, strlen(n) + 1);
 	}
+	for (i = 0; i < nls; i++)
+		ls[i].name = names->buf + (uintptr_t)ls[i].name;
 	if (nls)
 		qsort(ls, nls, sizeof(*ls), xg_snapshot_scan_name_cmp);
 	*out = ls;
@@ -299,10 +303,8 @@ static void unknown_name(struct xg_snapshot_scan *sc, struct xg_snapshot_scan_di
 	struct xg_snapshot_scan_dir *child;
 	unsigned char t = n->type;
 
-	if (!strcmp(n->name, ".git")) {	/* never content */
-		free(n->name);
+	if (!strcmp(n->name, ".git"))	/* never content */
 		return;
-	}
 	if (!strcmp(n->name, ".gitignore"))
 		d->has_gitignore = 1;
 	if (!strcmp(n->name, ".gitattributes"))
@@ -318,12 +320,10 @@ static void unknown_name(struct xg_snapshot_scan *sc, struct xg_snapshot_scan_di
 		t = type_at(fd, n->name);
 	if (child) {
 		child->seen = t;
-		if (t == DT_DIR) {
-			free(n->name);
+		if (t == DT_DIR)
 			return;
-		}
 	}
-	add_name(d, n->name, t);
+	add_name(d, xg_strdup(n->name), t);
 }
 
 static int keep_as_is(const struct xg_snapshot_entry *e)
@@ -334,13 +334,15 @@ static int keep_as_is(const struct xg_snapshot_entry *e)
 static void scan_dir(struct xg_snapshot_scan *sc, struct xg_snapshot_scan_dir *d)
 {
 	struct xg_snapshot_scan_name *ls = NULL;
-	struct xg_buf sub = XG_BUF_INIT(0);
+	struct xg_buf sub = XG_BUF_INIT(0), names = XG_BUF_INIT(0);
 	size_t nls = 0, i, k, skip = d->len ? d->len + 1 : 0;
-	DIR *dp = list_dir(sc, d, &ls, &nls);
+	DIR *dp = list_dir(sc, d, &ls, &nls, &names);
 	int fd;
 
-	if (!dp)
+	if (!dp) {
+		xg_buf_release(&names);
 		return;
+	}
 	fd = dirfd(dp);
 	/* The index's files here and the listing are both in byte order. */
 	for (i = 0, k = 0; i < d->nfiles || k < nls;) {
@@ -353,9 +355,9 @@ static void scan_dir(struct xg_snapshot_scan *sc, struct xg_snapshot_scan_dir *d
 			unknown_name(sc, d, fd, &ls[k++], &sub);
 			continue;
 		}
-		if (!strcmp(base, ".gitignore"))
+		if (base[0] == '.' && !strcmp(base, ".gitignore"))
 			d->has_gitignore = 1;
-		if (!strcmp(base, ".gitattributes"))
+		if (base[0] == '.' && !strcmp(base, ".gitattributes"))
 			d->has_gitattributes = 1;
 		if (c < 0) {	/* in the index, not in the directory */
 			sc->state[d->files[i++]] = keep_as_is(e) ? XG_SNAPSHOT_SCAN_KEEP : XG_SNAPSHOT_SCAN_GONE;
@@ -364,16 +366,16 @@ static void scan_dir(struct xg_snapshot_scan *sc, struct xg_snapshot_scan_dir *d
 		st = keep_as_is(e) ? XG_SNAPSHOT_SCAN_KEEP : check_entry(sc, d->files[i], fd, base, ls[k].type);
 		sc->state[d->files[i++]] = st;
 		/* A file that became a directory: its contents are untracked. */
-		if (st == XG_SNAPSHOT_SCAN_GONE && type_at(fd, base) == DT_DIR) {
-			add_name(d, ls[k].name, DT_DIR);
-			ls[k].name = NULL;
-		}
+		if (st == XG_SNAPSHOT_SCAN_GONE && type_at(fd, base) == DT_DIR)
+			add_name(d, xg_strdup(ls[k].name), DT_DIR);
 		/* Conflict stages repeat the path: the name serves them all. */
-		if (i < d->nfiles && !strcmp(sc->ix->entries[d->files[i]].path, e->path))
+		if (i < d->nfiles && sc->ix->entries[d->files[i]].stage &&
+		    !strcmp(sc->ix->entries[d->files[i]].path, e->path))
 			continue;
-		free(ls[k++].name);
+		k++;
 	}
 	free(ls);
+	xg_buf_release(&names);
 	xg_buf_release(&sub);
 	closedir(dp);
 }
