@@ -53,7 +53,7 @@ static int map_idx(int dirfd, const char *name, struct xg_snapshot_idx *x)
 	struct stat st;
 	int fd;
 
-	if (n < 5 || n >= sizeof(pack))
+	if (n < 5 || n + 2 > sizeof(pack))
 		return -1;
 	memcpy(pack, name, n - 4);
 	memcpy(pack + n - 4, ".pack", 6);
@@ -111,26 +111,21 @@ static void load_packs(struct xg_snapshot_odb *db)
 	closedir(dp);
 }
 
+static int cmp_oid(const void *a, const void *b)
+{
+	return memcmp(a, b, 20);
+}
+
 static int idx_has(const struct xg_snapshot_idx *x, const unsigned char *oid)
 {
 	const unsigned char *names = x->map + 8 + 1024;
 	uint32_t lo = oid[0] ? be32(x->map + 8 + (oid[0] - 1) * 4) : 0;
 	uint32_t hi = be32(x->map + 8 + oid[0] * 4);
 
-	if (hi > x->nr || lo > hi)
+	/* The fan-out bounds the names starting with oid's first byte. */
+	if (hi > x->nr || lo >= hi)
 		return 0;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		int c = memcmp(names + (size_t)mid * 20, oid, 20);
-
-		if (!c)
-			return 1;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
+	return bsearch(oid, names + (size_t)lo * 20, hi - lo, 20, cmp_oid) != NULL;
 }
 
 static int loose_has(const struct xg_snapshot_odb *db, const unsigned char *oid)
@@ -182,23 +177,6 @@ void xg_snapshot_odb_release(struct xg_snapshot_odb *db)
 	db->dirfd = -1;
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-
-	while (n) {
-		ssize_t w = write(fd, c, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* The object "TYPE LEN\0DATA" as a zlib stream of stored blocks. */
 static void deflate_stored(struct xg_buf *z, const char *raw, size_t total)
 {
@@ -247,7 +225,7 @@ int xg_snapshot_odb_write_loose(struct xg_snapshot_odb *db, git_object_t type, c
 		snprintf(err, errlen, "cannot create '%s': %s", tmp, strerror(errno));
 		goto out;
 	}
-	if (write_all(fd, z.buf, z.len) < 0 || fchmod(fd, 0444) < 0) {
+	if (xg_write_all(fd, z.buf, z.len) < 0 || fchmod(fd, 0444) < 0) {
 		snprintf(err, errlen, "cannot write '%s': %s", tmp, strerror(errno));
 		close(fd);
 		unlink(tmp);
