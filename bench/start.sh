@@ -8,7 +8,8 @@
 #   curl                 curl POSTing the body xg-run sent, to the same
 #                        server: the limit the figures are measured against
 # and the ratios xg run / curl and xg-run / curl of the medians (target
-# xg run <= 1.5x curl).  It prints figures and asserts nothing.
+# xg run <= 1.5x curl), then what a bare fork+exec of /bin/true costs on
+# the machine.  It prints figures and asserts nothing.
 # Run from the source tree: sh bench/start.sh
 set -eu
 cd "$(dirname "$0")/.."
@@ -24,7 +25,7 @@ bench_catalog
 repo="$tmp/repo"
 bench_repo "$repo"
 python3 - "$PWD/tests/bin/xg-test" "$PWD/bin" "$repo" "$tmp" "$N" "$port" <<'PY'
-import json, subprocess, sys
+import json, subprocess, sys, time
 driver, bindir, repo, tmp, n, port = [sys.argv[1], "run"], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6]
 logpath = tmp + "/log"
 def last_t():
@@ -65,4 +66,13 @@ for k, x in v.items():
 for k in ("xg run", "xg-run"):
     print(json.dumps({"what": "%s / curl" % k, "ratio": round(med[k] / med["curl"], 2),
                       "target": 1.5 if k == "xg run" else None}))
+# What a process start costs here: xg run has two on its way to the
+# request (xg, then xg-run), and four more beside them; curl has one.
+t = []
+for _ in range(100):
+    t0 = time.perf_counter()
+    subprocess.run(["/bin/true"])
+    t.append((time.perf_counter() - t0) * 1000)
+t.sort()
+print(json.dumps({"what": "floor_ms", "fork_exec_true": round(t[len(t) // 2], 2)}))
 PY
