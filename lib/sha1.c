@@ -236,3 +236,26 @@ void xg_snapshot_sha1_hex_of(const void *data, size_t n, char out[41])
 	xg_snapshot_sha1_final(&c, sum);
 	xg_snapshot_sha1_hex(sum, out);
 }
+
+void xg_snapshot_sha1_seal(struct xg_buf *b)
+{
+	char hex[41];
+
+	xg_snapshot_sha1_hex_of(b->buf, b->len, hex);
+	xg_buf_addf(b, "sha1 %s\n", hex);
+}
+
+int xg_snapshot_sha1_unseal(struct xg_buf *b)
+{
+	char hex[41], *last;
+
+	if (b->len < 46 || b->buf[b->len - 1] != '\n')
+		return -1;
+	last = memrchr(b->buf, '\n', b->len - 1);
+	last = last ? last + 1 : b->buf;
+	xg_snapshot_sha1_hex_of(b->buf, (size_t)(last - b->buf), hex);
+	if (b->buf + b->len - last != 46 || memcmp(last, "sha1 ", 5) || memcmp(last + 5, hex, 40))
+		return -1;
+	xg_buf_setlen(b, (size_t)(last - b->buf));
+	return 0;
+}

@@ -103,6 +103,22 @@ char *xg_snapshot_rules_user_file(const char *name)
 	return home ? xg_asprintf("%s/.config/git/%s", home, name) : NULL;
 }
 
+int xg_snapshot_attributes_exist(const char *commondir)
+{
+	char *p[3];
+	int i, any = 0;
+
+	p[0] = xg_strdup("/etc/gitattributes");
+	p[1] = xg_snapshot_rules_user_file("attributes");
+	p[2] = xg_path_join(commondir, "info/attributes");
+	for (i = 0; i < 3; i++) {
+		if (p[i] && access(p[i], F_OK) == 0)
+			any = 1;
+		free(p[i]);
+	}
+	return any;
+}
+
 char *xg_snapshot_excludes_path(git_config *cfg)
 {
 	git_buf path = { 0 };

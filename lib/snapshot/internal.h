@@ -113,6 +113,9 @@ char *xg_snapshot_excludes_path(git_config *cfg);
 /* "$XDG_CONFIG_HOME/git/name", or "$HOME/.config/git/name" when
  * XDG_CONFIG_HOME is unset or empty, in a new string; NULL with neither. */
 char *xg_snapshot_rules_user_file(const char *name);
+/* Whether any attributes file outside the tree is there (the system's,
+ * the user's, the repository's info/attributes): 1, else 0. */
+int xg_snapshot_attributes_exist(const char *commondir);
 
 /*
  * The scan of the working tree against the index: one job per directory
@@ -390,14 +393,15 @@ int xg_snapshot_has(struct xg_snapshot_state *s, const unsigned char oid[20]);
 /*
  * The repository as the last snapshot found it (settled.c).  _load takes
  * the settings and paths from xg-settings when the fingerprint of what
- * they came from is the same (0), else -1.  _inputs computes that
+ * they came from is the same, and reads HEAD (*has_head 0: unborn): 0,
+ * else -1 (a HEAD this cannot read included).  _inputs computes that
  * fingerprint for the paths discover found (-1 when the settings could
  * depend on more than it covers); _paths_are says whether libgit2 gave
  * the same paths, and _config_ours whether the configuration files it
  * found (NULL-terminated) are among those the fingerprint covers.  _save
  * writes xg-settings when it changed.
  */
-int xg_snapshot_settled_load(struct xg_snapshot_state *s);
+int xg_snapshot_settled_load(struct xg_snapshot_state *s, unsigned char head[20], int *has_head);
 int xg_snapshot_settled_inputs(const char *workdir, const char *gitdir, const char *commondir,
 			       char hex[41]);
 int xg_snapshot_settled_inputs_of(const struct xg_snapshot_state *s, char hex[41]);

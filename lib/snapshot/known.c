@@ -75,23 +75,15 @@ static int parse_line(char *line, struct xg_snapshot_known_file *f)
 static void parse(struct xg_snapshot_state *s)
 {
 	struct xg_snapshot_known *k = &s->known;
-	char hex[41], *p, *end, *nl, *last;
+	char *p, *nl;
 	long long sec;
 	long nsec;
 	int n = -1;
 	size_t nr;
 
-	if (!k->text.len || k->text.buf[k->text.len - 1] != '\n')
+	if (xg_snapshot_sha1_unseal(&k->text) < 0)
 		return;
 	p = k->text.buf;
-	/* The last line is "sha1 HEX" over everything before it. */
-	last = memrchr(p, '\n', k->text.len - 1);
-	last = last ? last + 1 : p;
-	xg_snapshot_sha1_hex_of(p, (size_t)(last - p), hex);
-	end = p + k->text.len;
-	if (end - last != 46 || memcmp(last, "sha1 ", 5) || memcmp(last + 5, hex, 40))
-		return;
-	*last = '\0';
 	if (!(nl = strchr(p, '\n')) || strncmp(p, HEADER, strlen(HEADER)))
 		return;
 	*nl = '\0';
@@ -223,8 +215,7 @@ void xg_snapshot_known_save(struct xg_snapshot_state *s)
 			    (unsigned long long)st->st_ino, (unsigned long long)st->st_dev,
 			    (unsigned)st->st_uid, (unsigned)st->st_gid, u->path);
 	}
-	xg_snapshot_sha1_hex_of(b.buf, b.len, hex);
-	xg_buf_addf(&b, "sha1 %s\n", hex);
+	xg_snapshot_sha1_seal(&b);
 	file = xg_path_join(s->gitdir, "xg-untracked");
 	xg_write_cache(file, b.buf, b.len, 0644);
 	free(file);

@@ -209,18 +209,10 @@ static void free_list(char **f)
  * from elsewhere: 1, or 0 when none is. */
 static int has_extras(const char *commondir)
 {
-	char *p[4];
-	int i, any = 0;
+	char *p = xg_path_join(commondir, "objects/info/alternates");
+	int any = xg_snapshot_attributes_exist(commondir) || access(p, F_OK) == 0;
 
-	p[0] = xg_strdup("/etc/gitattributes");
-	p[1] = xg_snapshot_rules_user_file("attributes");
-	p[2] = xg_path_join(commondir, "info/attributes");
-	p[3] = xg_path_join(commondir, "objects/info/alternates");
-	for (i = 0; i < 4; i++) {
-		if (p[i] && access(p[i], F_OK) == 0)
-			any = 1;
-		free(p[i]);
-	}
+	free(p);
 	return any;
 }
 
@@ -355,28 +347,21 @@ int xg_snapshot_settled_inputs_of(const struct xg_snapshot_state *s, char hex[41
 	return rc;
 }
 
-int xg_snapshot_settled_load(struct xg_snapshot_state *s)
+int xg_snapshot_settled_load(struct xg_snapshot_state *s, unsigned char head[20], int *has_head)
 {
 	struct xg_buf b = XG_BUF_INIT(0);
-	char hex[41], inputs[41], *file, *p, *last, *v, *w = NULL, *g = NULL, *cd = NULL;
-	int fm, tc, cs, n = -1, rc = -1;
+	char hex[41], inputs[41], *file, *p, *v, *w = NULL, *g = NULL, *cd = NULL;
+	const char *excludes, *name, *email;
+	int fm, tc, cs, n = -1, rc = -1, got;
 
 	if (!s->pre_plain)
 		return -1;
 	file = xg_path_join(s->pre_gitdir, "xg-settings");
-	if (xg_read_file(file, &b) < 0 || b.len < 46 || b.buf[b.len - 1] != '\n') {
-		free(file);
-		xg_buf_release(&b);
-		return -1;
-	}
+	got = xg_read_file(file, &b) == 0 && xg_snapshot_sha1_unseal(&b) == 0 &&
+	      !strncmp(b.buf, HEADER, strlen(HEADER));
 	free(file);
-	last = memrchr(b.buf, '\n', b.len - 1);
-	last = last ? last + 1 : b.buf;
-	xg_snapshot_sha1_hex_of(b.buf, (size_t)(last - b.buf), hex);
-	if (b.buf + b.len - last != 46 || memcmp(last, "sha1 ", 5) || memcmp(last + 5, hex, 40) ||
-	    strncmp(b.buf, HEADER, strlen(HEADER)))
+	if (!got)
 		goto out;
-	*last = '\0';
 	p = b.buf + strlen(HEADER);
 	if (!(v = take_line(&p, "inputs")) || strlen(v) != 40)
 		goto out;
@@ -390,11 +375,15 @@ int xg_snapshot_settled_load(struct xg_snapshot_state *s)
 	if (!(v = take_line(&p, "core")) || sscanf(v, "%d %d %d%n", &fm, &tc, &cs, &n) != 3 ||
 	    v[n])
 		goto out;
-	if ((v = take_line(&p, "excludes")))
-		s->excludes = xg_strdup(v);
-	if (!(v = take_line(&p, "name")) || !(s->name = xg_strdup(v)) ||
-	    !(v = take_line(&p, "email")) || !(s->email = xg_strdup(v)) || *p)
+	excludes = take_line(&p, "excludes");
+	if (!(name = take_line(&p, "name")) || !(email = take_line(&p, "email")) || *p)
 		goto out;
+	/* A HEAD this cannot read is libgit2's to read, with the rest. */
+	if ((*has_head = xg_snapshot_head(g, cd, head)) < 0)
+		goto out;
+	s->excludes = excludes ? xg_strdup(excludes) : NULL;
+	s->name = xg_strdup(name);
+	s->email = xg_strdup(email);
 	s->sc.filemode = fm;
 	s->sc.trustctime = tc;
 	s->sc.checkstat = cs;
@@ -404,12 +393,6 @@ int xg_snapshot_settled_load(struct xg_snapshot_state *s)
 	w = g = cd = NULL;
 	rc = 0;
 out:
-	if (rc < 0) {
-		free(s->excludes);
-		free(s->name);
-		free(s->email);
-		s->excludes = s->name = s->email = NULL;
-	}
 	free(w);
 	free(g);
 	free(cd);
@@ -420,7 +403,7 @@ out:
 void xg_snapshot_settled_save(struct xg_snapshot_state *s, const char *inputs)
 {
 	struct xg_buf b = XG_BUF_INIT(0), old = XG_BUF_INIT(0);
-	char hex[41], *file;
+	char *file;
 
 	if (strchr(s->workdir, '\n') || strchr(s->gitdir, '\n') || strchr(s->commondir, '\n') ||
 	    strchr(s->name, '\n') || strchr(s->email, '\n') ||
@@ -432,8 +415,7 @@ void xg_snapshot_settled_save(struct xg_snapshot_state *s, const char *inputs)
 	if (s->excludes)
 		xg_buf_addf(&b, "excludes %s\n", s->excludes);
 	xg_buf_addf(&b, "name %s\nemail %s\n", s->name, s->email);
-	xg_snapshot_sha1_hex_of(b.buf, b.len, hex);
-	xg_buf_addf(&b, "sha1 %s\n", hex);
+	xg_snapshot_sha1_seal(&b);
 	file = xg_path_join(s->gitdir, "xg-settings");
 	/* Written once, not at every snapshot. */
 	if (xg_read_file(file, &old) < 0 || old.len != b.len || memcmp(old.buf, b.buf, b.len))

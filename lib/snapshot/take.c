@@ -102,7 +102,6 @@ static void read_config(struct xg_snapshot_state *s, git_config *cfg)
 {
 	const char *v;
 	int b;
-	char *f;
 
 	if (cfg && !git_config_get_bool(&b, cfg, "core.filemode"))
 		s->sc.filemode = b;
@@ -113,16 +112,9 @@ static void read_config(struct xg_snapshot_state *s, git_config *cfg)
 	if (cfg && !git_config_get_string(&v, cfg, "core.autocrlf") && strcasecmp(v, "false") &&
 	    strcasecmp(v, "no") && strcasecmp(v, "off") && strcmp(v, "0"))
 		s->can_filter = 1;
-	if ((cfg && !git_config_get_string(&v, cfg, "core.attributesfile")) ||
-	    !access("/etc/gitattributes", F_OK))
+	if (cfg && !git_config_get_string(&v, cfg, "core.attributesfile"))
 		s->can_filter = 1;
 	s->excludes = xg_snapshot_excludes_path(cfg);
-	if (!s->can_filter) {
-		f = xg_snapshot_rules_user_file("attributes");
-		if (f && !access(f, F_OK))
-			s->can_filter = 1;
-		free(f);
-	}
 	/* user.name and user.email, or xg's own when the config has none. */
 	if (!cfg || git_config_get_string(&v, cfg, "user.name") < 0 || !*v)
 		v = "xg";
@@ -302,10 +294,8 @@ static const char *prepare(struct xg_snapshot_state *s, git_config *cfg)
 	free(p);
 	if (s->repo)
 		read_config(s, cfg);
-	p = xg_asprintf("%sinfo/attributes", s->commondir);
-	if (!access(p, F_OK))
+	if (xg_snapshot_attributes_exist(s->commondir))
 		s->can_filter = 1;
-	free(p);
 	/* What the tree's .gitattributes files add is the walk's. */
 	s->config_filter = s->can_filter;
 	if (s->excludes)
@@ -556,7 +546,7 @@ jv xg_snapshot_take(const struct xg_snapshot_opts *o)
 	const char *reason = NULL, *dir = o->dir ? o->dir : ".";
 	unsigned char head[20];
 	struct stat st;
-	int has_head = -1, e;
+	int has_head, e;
 
 	memset(&s, 0, sizeof(s));
 	s.o = o;
@@ -577,22 +567,11 @@ jv xg_snapshot_take(const struct xg_snapshot_opts *o)
 		rec = xg_json_set(rec, "repo", jv_null());
 		rec = xg_json_set(rec, "base", jv_null());
 		reason = "unreadable";
-	} else if (s.prescanned && !xg_snapshot_settled_load(&s) &&
-	    (has_head = xg_snapshot_head(s.gitdir, s.commondir, head)) >= 0) {
+	} else if (s.prescanned && !xg_snapshot_settled_load(&s, head, &has_head)) {
 		rec = xg_json_set(rec, "repo",
 				  xg_json_string_bytes(s.workdir, strlen(s.workdir) - 1));
 		reason = take(&s, &rec, NULL, has_head, head);
 	} else {
-		if (has_head < 0 && s.workdir) {
-			/* Settled, but HEAD is one for libgit2 to read. */
-			free(s.workdir);
-			free(s.gitdir);
-			free(s.commondir);
-			free(s.excludes);
-			free(s.name);
-			free(s.email);
-			s.workdir = s.gitdir = s.commondir = s.excludes = s.name = s.email = NULL;
-		}
 		reason = take_opened(&s, &rec, dir);
 	}
 	if (reason && strcmp(reason, "timeout"))
