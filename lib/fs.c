@@ -217,6 +217,24 @@ int xg_mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
+int xg_env_fd(const char *name)
+{
+	const char *s = getenv(name);
+	char *end;
+	long n;
+	int fd = -1;
+
+	if (!s)
+		return -1;
+	n = strtol(s, &end, 10);
+	if (*s && !*end && n > 2 && n <= INT_MAX && fcntl((int)n, F_SETFD, FD_CLOEXEC) == 0)
+		fd = (int)n;
+	else
+		xg_warn("ignoring %s=%s: not an open descriptor above 2", name, s);
+	unsetenv(name);
+	return fd;
+}
+
 int xg_lock_timeout_ms(void)
 {
 	const char *s = getenv("XG_LOCK_TIMEOUT");

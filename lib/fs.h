@@ -29,6 +29,16 @@ int xg_read_file(const char *path, struct xg_buf *b);
 /* Reads fd to its end into b (appending); -1 with errno on a read error or
  * past b's ceiling (EFBIG). */
 int xg_read_fd(int fd, struct xg_buf *b);
+/*
+ * The descriptor named by the environment variable name, which a program
+ * was started with (a pipe end a pipeline hands a stage): made
+ * close-on-exec, and the variable taken out of the environment, so that
+ * nothing the program starts holds or sees either.  -1 when the variable
+ * is not set, and with a warning when it names no open descriptor above
+ * standard error.  Call it before any thread starts: it changes the
+ * environment.
+ */
+int xg_env_fd(const char *name);
 /* Creates a directory and its parents. */
 int xg_mkdir_p(const char *path, mode_t mode);
 

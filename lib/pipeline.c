@@ -104,6 +104,15 @@ void xg_pipeline_release(struct xg_pipeline *p)
 	xg_pipeline_init(p);
 }
 
+void xg_pipeline_cue(struct xg_pipeline *p, size_t from, const char *from_var,
+		     size_t to, const char *to_var)
+{
+	p->cue.from = from;
+	p->cue.to = to;
+	p->cue.from_var = from_var;
+	p->cue.to_var = to_var;
+}
+
 void xg_pipeline_add(struct xg_pipeline *p, const char *path, const char *const *argv)
 {
 	struct xg_pipeline_stage *s;
@@ -151,17 +160,38 @@ static pid_t start_feeder(const char *input, size_t len, const int feed[2],
 	_exit(xg_write_all(feed[1], input, len) < 0 ? XG_EX_IOERR : 0);
 }
 
+/* The environment with var set to the number fd, for one stage; the
+ * strings but the one added are environ's. */
+static char **env_with_fd(const char *var, int fd, char **added)
+{
+	size_t n = 0, k = 0, len = strlen(var);
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = xg_calloc(n + 2, sizeof(*env));
+	for (n = 0; environ[n]; n++)
+		if (strncmp(environ[n], var, len) || environ[n][len] != '=')
+			env[k++] = environ[n];
+	env[k] = *added = xg_asprintf("%s=%d", var, fd);
+	return env;
+}
+
 /*
  * A stage is spawned (vfork and exec, which costs a dispatcher's run far
  * less than a fork): its standard input and output the pipe ends given,
- * the default dispositions and the mask back, as child_signals does.
- * -1 with errno when it cannot be, exec's errors included.
+ * the default dispositions and the mask back, as child_signals does, and
+ * the cue's end cue_fd (-1: none) kept open under its own number, named
+ * by cue_var in its environment.  -1 with errno when it cannot be, exec's
+ * errors included.
  */
-static pid_t start_stage(struct xg_pipeline_stage *s, int in, int out, const sigset_t *mask)
+static pid_t start_stage(struct xg_pipeline_stage *s, int in, int out, const sigset_t *mask,
+			 int cue_fd, const char *cue_var)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t def;
+	char **env = environ, *added = NULL;
 	size_t i;
 	pid_t pid;
 	int rc;
@@ -176,12 +206,19 @@ static pid_t start_stage(struct xg_pipeline_stage *s, int in, int out, const sig
 	}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&at);
+	/* A dup2 of a descriptor onto itself clears its close-on-exec. */
 	rc = (in != 0 ? posix_spawn_file_actions_adddup2(&fa, in, 0) : 0) ||
 	     (out != 1 ? posix_spawn_file_actions_adddup2(&fa, out, 1) : 0) ||
+	     (cue_fd >= 0 ? posix_spawn_file_actions_adddup2(&fa, cue_fd, cue_fd) : 0) ||
 	     posix_spawnattr_setsigdefault(&at, &def) || posix_spawnattr_setsigmask(&at, mask) ||
 	     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+	if (cue_fd >= 0)
+		env = env_with_fd(cue_var, cue_fd, &added);
 	if (!rc)
-		rc = posix_spawn(&pid, s->path, &fa, &at, s->argv, environ);
+		rc = posix_spawn(&pid, s->path, &fa, &at, s->argv, env);
+	if (env != environ)
+		free(env);
+	free(added);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	if (rc) {
@@ -206,13 +243,14 @@ static void abandon(struct xg_pipeline *p)
  * The last stage starts first, then the others in order: in an xg pipeline
  * the last (xg-run) has the most to load before it can work, and the
  * others pass the request along as soon as each has loaded.  All pipes are
- * made before any stage starts; each is close-on-exec, and the caller
- * closes its ends as the stages that hold them start.
+ * made before any stage starts (the cue's too, after the feeder, which
+ * holds none of them); each is close-on-exec, and the caller closes its
+ * ends as the stages that hold them start.
  */
 int xg_pipeline_start(struct xg_pipeline *p, const char *input, size_t len, int out_fd)
 {
 	sigset_t old;
-	int (*pipes)[2], rc = 0, capture = out_fd == XG_PIPELINE_CAPTURE;
+	int (*pipes)[2], cue[2] = { -1, -1 }, rc = 0, capture = out_fd == XG_PIPELINE_CAPTURE;
 	size_t i, k, npipes;
 
 	if (p->n > MAX_FORWARD)
@@ -252,13 +290,21 @@ int xg_pipeline_start(struct xg_pipeline *p, const char *input, size_t len, int 
 			goto out;
 		}
 	}
+	if (p->cue.from_var && pipe2(cue, O_CLOEXEC) < 0) {
+		rc = xg_error_errno("cannot make a pipe");
+		goto out;
+	}
 	for (k = 0; k < p->n; k++) {
-		int out;
+		int out, end = -1;
 
 		i = k ? k - 1 : p->n - 1;
 		out = i + 1 < npipes ? pipes[i + 1][1] : out_fd;
+		if (p->cue.from_var)
+			end = i == p->cue.from ? 1 : i == p->cue.to ? 0 : -1;
 
-		p->stages[i].pid = start_stage(&p->stages[i], pipes[i][0], out, &old);
+		p->stages[i].pid = start_stage(&p->stages[i], pipes[i][0], out, &old,
+					       end < 0 ? -1 : cue[end],
+					       end ? p->cue.from_var : p->cue.to_var);
 		if (p->stages[i].pid < 0) {
 			p->stages[i].pid = 0;
 			rc = xg_error_errno("cannot start '%s'", p->stages[i].argv[0]);
@@ -270,6 +316,10 @@ int xg_pipeline_start(struct xg_pipeline *p, const char *input, size_t len, int 
 		if (i + 1 < npipes) {
 			close(pipes[i + 1][1]);
 			pipes[i + 1][1] = -1;
+		}
+		if (end >= 0) {
+			close(cue[end]);
+			cue[end] = -1;
 		}
 	}
 	if (capture) {
@@ -283,6 +333,9 @@ out:
 		if (pipes[i][1] >= 0)
 			close(pipes[i][1]);
 	}
+	for (i = 0; i < 2; i++)
+		if (cue[i] >= 0)
+			close(cue[i]);
 	free(pipes);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (rc < 0)

@@ -36,12 +36,19 @@ struct xg_pipeline_stage {
 	int reaped;
 };
 
+/* A pipe from one stage to another (xg_pipeline_cue). */
+struct xg_pipeline_cue {
+	size_t from, to;
+	const char *from_var, *to_var;
+};
+
 struct xg_pipeline {
 	struct xg_pipeline_stage *stages;
 	size_t n, alloc;
 	pid_t feeder;		/* the child writing the input, 0 when none */
 	int out_fd;		/* the read end of the last stage's output when
 				 * start was given XG_PIPELINE_CAPTURE, else -1 */
+	struct xg_pipeline_cue cue;	/* from_var NULL: none */
 };
 
 /* Passed as start's out_fd: the last stage writes to a pipe whose read end
@@ -53,6 +60,17 @@ void xg_pipeline_release(struct xg_pipeline *p);
 /* Adds a stage running path with argv (copied; argv[0] is the name shown
  * in messages and in the shell form). */
 void xg_pipeline_add(struct xg_pipeline *p, const char *path, const char *const *argv);
+
+/*
+ * A cue from stage from to stage to (indexes in the order added): a pipe
+ * whose write end the first is given and whose read end the second is,
+ * each as the descriptor that the environment variable from_var, or
+ * to_var, holds in that stage's environment alone (the names are kept, not
+ * copied).  The second sees the pipe's end once the first closes its end,
+ * or ends.  A pipeline has one cue at most; it is not in the shell form.
+ */
+void xg_pipeline_cue(struct xg_pipeline *p, size_t from, const char *from_var,
+		     size_t to, const char *to_var);
 
 /*
  * Starts every stage, feeding input[0..len) to the first.  The last stage's

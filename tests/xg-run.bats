@@ -381,6 +381,48 @@ PY
 	[ "$(end_field .status)" = completed ]
 }
 
+@test "XG_RUN_SENT_FD is closed once the first request is out, and no tool has it" {
+	serve openai-chat <<-'EOF'
+	{"tool_calls": [{"id": "t1", "name": "bash", "args": {"command": "echo \"[${XG_RUN_SENT_FD-none}]\" $(ls /proc/self/fd)"}}], "stall": 3, "stall_after": 0}
+	{"text": "done"}
+	EOF
+	printf '%s\n' '{"type":"request","text":"cue","mode":"normal"}' |
+		xg-choices start --model fake/m | xg-prompt-compile >upstream.ndjson
+	# The cue is held while the run waits for its model and pack, and
+	# closed when the request is out: well before the reply's first byte,
+	# which the provider holds back for three seconds.
+	run python3 - <<'PY'
+import os, select, subprocess, sys
+from runpipe import read_to_end
+r, w = os.pipe()
+os.dup2(w, 9)
+os.close(w)
+p = subprocess.Popen(["xg-run"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.DEVNULL, env=dict(os.environ, XG_RUN_SENT_FD="9"),
+                     pass_fds=(9,))
+os.close(9)
+lines = open("upstream.ndjson", "rb").read().splitlines(True)
+p.stdin.write(lines[0])
+p.stdin.flush()
+held = not select.select([r], [], [], 0.3)[0]
+p.stdin.write(b"".join(lines[1:]))
+p.stdin.flush()
+closed = bool(select.select([r], [], [], 1.5)[0]) and os.read(r, 1) == b""
+print("held:", held, "closed:", closed)
+p.stdin.close()
+out = read_to_end(p, "the run did not end")
+print("status:", p.wait())
+sys.stdout.write(out.decode())
+PY
+	assert_success
+	assert_line --index 0 "held: True closed: True"
+	assert_line --index 1 "status: 0"
+	output=$(printf '%s\n' "$output" | tail -n +3)
+	[ "$(end_field .status)" = completed ]
+	run jq -r 'select(.type == "tool_result") | .output' <<<"$output"
+	assert_regex "$output" '^\[none\] 0 1 2 3$'
+}
+
 @test "a signal ends a run whose input is left open after the records it needs" {
 	for sig in INT TERM; do
 		serve openai-chat <<-'EOF'

@@ -205,6 +205,70 @@ PY
 	assert_output $'request\nsnapshot 5\n0'
 }
 
+@test "with a cue, the snapshot waits for it after passing the request on" {
+	make_repo
+	# The test holds the cue's write end: xg-snapshot must pass the request
+	# on, then sit in poll(2) on the read end, and read the tree only once
+	# the cue is closed, so a file made meanwhile is in the snapshot.
+	run python3 - <<'PY'
+import json, os, subprocess, sys
+r, w = os.pipe()
+env = dict(os.environ, XG_SNAPSHOT_WAIT_FD=str(r))
+p = subprocess.Popen(["xg-snapshot"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     env=env, pass_fds=(r,))
+os.close(r)
+p.stdin.write(b'{"type":"request","text":"a"}\n')
+p.stdin.close()
+print(json.loads(p.stdout.readline())["type"])
+wchan = ""
+for _ in range(100000):
+    try:
+        wchan = open("/proc/%d/wchan" % p.pid).read()
+    except OSError:
+        break
+    if "poll" in wchan:
+        break
+print("waits" if "poll" in wchan else "does not wait: " + wchan)
+open("late.txt", "w").write("late\n")
+os.close(w)
+rec = json.loads(p.stdout.readline())
+print(rec["type"], rec["files"])
+open("../commit", "w").write(rec["commit"])
+print(p.wait())
+PY
+	assert_success
+	assert_output $'request\nwaits\nsnapshot 6\n0'
+	run git ls-tree --name-only "$(cat ../commit)" late.txt
+	assert_output late.txt
+}
+
+@test "a cue that never comes holds the snapshot back only briefly, and a bad one is ignored" {
+	make_repo
+	# The write end stays open all along: the snapshot comes all the same.
+	run python3 - <<'PY'
+import json, os, subprocess
+r, w = os.pipe()
+env = dict(os.environ, XG_SNAPSHOT_WAIT_FD=str(r))
+p = subprocess.Popen(["xg-snapshot"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     env=env, pass_fds=(r,))
+p.stdin.write(b'{"type":"request","text":"a"}\n')
+p.stdin.close()
+for line in p.stdout:
+    print(json.loads(line)["type"])
+print(p.wait())
+os.close(w)
+PY
+	assert_success
+	assert_output $'request\nsnapshot\n0'
+	XG_SNAPSHOT_WAIT_FD=1 snap
+	assert_success
+	[ "$(field .files)" = 5 ]
+	assert_equal "$stderr" "xg-snapshot: ignoring XG_SNAPSHOT_WAIT_FD=1: not an open descriptor above 2"
+	XG_SNAPSHOT_WAIT_FD=9 snap
+	assert_success
+	assert_regex "$stderr" "XG_SNAPSHOT_WAIT_FD=9: not an open"
+}
+
 @test "symlinks are stored as links and the executable bit is kept" {
 	make_repo
 	ln -s README link

@@ -36,9 +36,32 @@ stub_tree() {
 		printf '#!/bin/sh\nexec cat\n' >"$TREE/xg-snapshot"
 		chmod +x "$TREE/xg-snapshot"
 	fi
+	# bash, not sh: dash cannot close a descriptor past 9.
 	cat >"$TREE/xg-run" <<-'EOF'
-	#!/bin/sh
+	#!/bin/bash
 	printf '%s\n' "$@" >"$STUB/args"
+	if [ "${STUB_MODE:-}" = cue ]; then
+		# The request in, the xg-snapshot holding the cue's other end is
+		# found and what it waits in noted; a file is made, the cue
+		# closed, and the rest read: the snapshot must hold the file.
+		cue=$(readlink "/proc/$$/fd/$XG_RUN_SENT_FD")
+		printf '%s %s\n' "$XG_RUN_SENT_FD" "$cue" >"$STUB/cue"
+		read -r request
+		for d in /proc/[0-9]*; do
+			read -r comm <"$d/comm" 2>/dev/null || continue
+			[ "$comm" = xg-snapshot ] || continue
+			for f in "$d"/fd/*; do
+				[ "$(readlink "$f")" = "$cue" ] || continue
+				read -r wchan <"$d/wchan"
+				echo "$wchan" >"$STUB/waits"
+			done
+		done
+		echo late >late.txt
+		eval "exec $XG_RUN_SENT_FD>&-"
+		{ printf '%s\n' "$request"; cat; } >"$STUB/stdin"
+		echo '{"type":"run_end","status":"completed"}'
+		exit 0
+	fi
 	cat >"$STUB/stdin"
 	case "${STUB_MODE:-}" in
 	exit=*) echo '{"type":"run_end","status":"failed"}'; exit "${STUB_MODE#exit=}" ;;
@@ -256,6 +279,26 @@ a second  line	with a tab; % %s & | > \$(rm -rf /) '\\''"
 	assert_success
 	run cat "$STUB/args"
 	assert_output ""
+}
+
+@test "xg-snapshot reads the tree once xg-run closes the cue xg hands them" {
+	stub_tree
+	[ -x "$XG_SRCDIR/bin/xg-snapshot" ] || skip "xg-snapshot is not built"
+	git init -q repo
+	cd repo
+	git -c user.name=a -c user.email=a@b commit -q --allow-empty -m empty
+	STUB_MODE=cue run xg run --json --model llamacpp/gpt-oss-20b 'look'
+	assert_success
+	run cat "$STUB/cue"
+	assert_regex "$output" '^[0-9]+ pipe:\[[0-9]+\]$'
+	run cat "$STUB/waits"
+	assert_output --partial poll
+	commit=$(jq -r 'select(.type == "snapshot") | .commit' "$STUB/stdin")
+	run git ls-tree --name-only "$commit"
+	assert_output late.txt
+	# Not in the shell form: the variables are for the stages xg starts.
+	run xg run --dry-run 'look'
+	refute_output --partial XG_
 }
 
 @test "the records xg-run writes pass through untouched" {

@@ -17,6 +17,8 @@ static const char *const stages[][3] = {
 	{ "run", NULL },
 };
 #define NSTAGES (sizeof(stages) / sizeof(*stages))
+#define STAGE_SNAPSHOT 0
+#define STAGE_RUN (NSTAGES - 1)
 
 static jv set_opt(jv req, const char *key, const char *value)
 {
@@ -259,6 +261,11 @@ int xg_dispatch_run(const struct xg_dispatch_run *o)
 		xg_warn("%s", o->notice);
 	xg_pipeline_init(&p);
 	add_stages(&p, o, render);
+	/* xg-snapshot reads the tree once xg-run's first request is out, when
+	 * xg-run alone would take its snapshot: until then the CPUs are wanted
+	 * for loading libcurl and sending the request.  Not in the shell form,
+	 * whose snapshot is taken at once, as before. */
+	xg_pipeline_cue(&p, STAGE_RUN, "XG_RUN_SENT_FD", STAGE_SNAPSHOT, "XG_SNAPSHOT_WAIT_FD");
 	if (o->dry_run) {
 		print_shell(&p, input);
 		rc = 0;

@@ -450,10 +450,24 @@ static void start_thread(struct run *r, struct run_input *in, int want_snapshot)
 	in->snapshot = jv_null();
 }
 
+/*
+ * The cue xg hands the xg-run of its pipeline, whose other end its
+ * xg-snapshot waits on before reading the tree: closed once the first
+ * request is out, or when the run goes to the rest of its input without
+ * one, which may hold the snapshot record.
+ */
+static void release_cue(struct run *r)
+{
+	if (r->cue >= 0)
+		close(r->cue);
+	r->cue = -1;
+}
+
 void xg_run_start_input(struct run *r)
 {
 	struct run_input *in = input_of(r);
 
+	release_cue(r);
 	if (!r->o->compact && (in->reading || !held_peek(r->snapshot)))
 		start_thread(r, in, 1);
 }
@@ -500,6 +514,7 @@ int xg_run_join_input(struct run *r, volatile sig_atomic_t *stop)
 	struct run_input *in = input_of(r);
 	size_t i;
 
+	release_cue(r);
 	/* A run that ended before it started the thread still passes the
 	 * rest of its input through, read on a thread all the same so that a
 	 * signal is not kept waiting by an input left open. */

@@ -205,6 +205,7 @@ struct run {
 	/* The upstream records (input.c), and the rest of the input. */
 	jv request, snapshot, model, pack;
 	struct run_input *input;
+	int cue;		/* XG_RUN_SENT_FD's descriptor, or -1 */
 
 	/* What prepare.c sets up. */
 	pthread_t warm_thread;		/* libcurl's set-up, started at once */
@@ -393,10 +394,10 @@ void xg_run_goal_settle(struct run *r);
 /* Reads standard input (or takes the operand) until a request, a model and
  * a pack are held; 0 or fails the run. */
 int xg_run_read_input(struct run *r);
-/* Once the workspace is known: reads the rest of the input and takes a
- * missing snapshot, on a thread. */
+/* Once the first request is out: closes the cue, and reads the rest of
+ * the input and takes a missing snapshot, on a thread. */
 void xg_run_start_input(struct run *r);
-/* Joins that thread (or reads the rest now), passes the records read
+/* Joins that thread (or, the cue closed, reads the rest now), passes the records read
  * meanwhile and fails the run if the rest was bad; returns r->rc.  Once
  * *stop is set it waits no more for standard input: a thread still
  * reading it is left behind, and the run goes on without its snapshot. */

@@ -370,6 +370,7 @@ int xg_run(const struct xg_run_opts *o, FILE *fp)
 	memset(&r, 0, sizeof(r));
 	r.o = o;
 	r.conv_hold = -1;
+	r.cue = -1;
 	r.t0 = xg_clock_ms();
 	xg_clock_rfc3339(xg_clock_wall_ms(), r.started);
 	r.request = r.snapshot = r.model = r.pack = jv_null();

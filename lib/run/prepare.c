@@ -461,6 +461,7 @@ int xg_run_prepare(struct run *r, FILE *fp)
 
 	/* Before any thread that reads the environment starts. */
 	r->env_set = xg_curl_env();
+	r->cue = xg_env_fd("XG_RUN_SENT_FD");
 	/* Threads come first: one being created waits for a dlopen under way
 	 * to end.  The gate's filter compiles meanwhile, and libcurl loads
 	 * while the input is read, the model chosen and the pack compiled. */
