@@ -228,6 +228,21 @@ static pid_t start_stage(struct xg_pipeline_stage *s, int in, int out, const sig
 	return pid;
 }
 
+/*
+ * A standard descriptor the caller closed is opened on /dev/null: a pipe
+ * made there would be a stage's standard input or output without the
+ * dup2 that clears its close-on-exec, and would be lost at exec.
+ */
+static void open_std_fds(void)
+{
+	int fd;
+
+	for (fd = 0; fd <= 2; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF &&
+		    open("/dev/null", fd ? O_WRONLY : O_RDONLY) < 0)
+			return;
+}
+
 /* Ends and reaps whatever was started, after a failure to start. */
 static void abandon(struct xg_pipeline *p)
 {
@@ -255,6 +270,7 @@ int xg_pipeline_start(struct xg_pipeline *p, const char *input, size_t len, int 
 
 	if (p->n > MAX_FORWARD)
 		return xg_error("a pipeline of %zu stages is longer than %d", p->n, MAX_FORWARD);
+	open_std_fds();
 	/* pipes[i] feeds stage i; pipes[n] is the captured output. */
 	npipes = p->n + (size_t)capture;
 	pipes = xg_calloc(npipes + 1, sizeof(*pipes));

@@ -7,7 +7,8 @@
  * pipe holds them, else fed by a small child process, so a long input
  * never blocks the caller), the last
  * writes to a descriptor the caller picks, and every stage's standard error
- * is the caller's.  Pipe ends are close-on-exec, so no stage holds another's
+ * is the caller's (a standard descriptor the caller has closed is opened on
+ * /dev/null first).  Pipe ends are close-on-exec, so no stage holds another's
  * pipe open and every stage sees end of input when the one before it ends.
  *
  * While the pipeline runs, SIGINT, SIGTERM and SIGHUP sent to the caller by

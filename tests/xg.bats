@@ -301,6 +301,19 @@ a second  line	with a tab; % %s & | > \$(rm -rf /) '\\''"
 	refute_output --partial XG_
 }
 
+@test "a closed standard input, output or error reads and writes as /dev/null" {
+	stub_tree
+	# Once, the input pipe was made on a closed descriptor 0 and lost at
+	# exec: xg-run got no request.
+	STUB_MODE=pass run bash -c 'xg run --json --model llamacpp/gpt-oss-20b hi <&-'
+	assert_success
+	assert_line --index 0 --partial '"type":"request","text":"hi"'
+	STUB_MODE=pass run bash -c 'xg run --json --model llamacpp/gpt-oss-20b hi <&- >&- 2>&-'
+	assert_success
+	assert_output ""
+	grep -q '"text":"hi"' "$STUB/stdin"
+}
+
 @test "the records xg-run writes pass through untouched" {
 	stub_tree
 	STUB_MODE=render run xg run --json 'hi'
