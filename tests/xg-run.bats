@@ -392,15 +392,9 @@ PY
 	# closed when the request is out: well before the reply's first byte,
 	# which the provider holds back for three seconds.
 	run python3 - <<'PY'
-import os, select, subprocess, sys
-from runpipe import read_to_end
-r, w = os.pipe()
-os.dup2(w, 9)
-os.close(w)
-p = subprocess.Popen(["xg-run"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                     stderr=subprocess.DEVNULL, env=dict(os.environ, XG_RUN_SENT_FD="9"),
-                     pass_fds=(9,))
-os.close(9)
+import os, select, sys
+from runpipe import read_to_end, start_cued
+p, r = start_cued(["xg-run"], "XG_RUN_SENT_FD", 1)
 lines = open("upstream.ndjson", "rb").read().splitlines(True)
 p.stdin.write(lines[0])
 p.stdin.flush()

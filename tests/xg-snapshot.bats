@@ -211,12 +211,9 @@ PY
 	# on, then sit in poll(2) on the read end, and read the tree only once
 	# the cue is closed, so a file made meanwhile is in the snapshot.
 	run python3 - <<'PY'
-import json, os, subprocess, sys
-r, w = os.pipe()
-env = dict(os.environ, XG_SNAPSHOT_WAIT_FD=str(r))
-p = subprocess.Popen(["xg-snapshot"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                     env=env, pass_fds=(r,))
-os.close(r)
+import json, os
+from runpipe import start_cued
+p, w = start_cued(["xg-snapshot"], "XG_SNAPSHOT_WAIT_FD", 0)
 p.stdin.write(b'{"type":"request","text":"a"}\n')
 p.stdin.close()
 print(json.loads(p.stdout.readline())["type"])
@@ -246,11 +243,9 @@ PY
 	make_repo
 	# The write end stays open all along: the snapshot comes all the same.
 	run python3 - <<'PY'
-import json, os, subprocess
-r, w = os.pipe()
-env = dict(os.environ, XG_SNAPSHOT_WAIT_FD=str(r))
-p = subprocess.Popen(["xg-snapshot"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                     env=env, pass_fds=(r,))
+import json, os
+from runpipe import start_cued
+p, w = start_cued(["xg-snapshot"], "XG_SNAPSHOT_WAIT_FD", 0)
 p.stdin.write(b'{"type":"request","text":"a"}\n')
 p.stdin.close()
 for line in p.stdout:

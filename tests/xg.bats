@@ -42,12 +42,15 @@ stub_tree() {
 	printf '%s\n' "$@" >"$STUB/args"
 	if [ "${STUB_MODE:-}" = cue ]; then
 		# The request in, the xg-snapshot holding the cue's other end is
-		# found and what it waits in noted; a file is made, the cue
-		# closed, and the rest read: the snapshot must hold the file.
+		# found among xg's children and what it waits in noted; a file is
+		# made, the cue closed, and the rest read: the snapshot must hold
+		# the file.
 		cue=$(readlink "/proc/$$/fd/$XG_RUN_SENT_FD")
 		printf '%s %s\n' "$XG_RUN_SENT_FD" "$cue" >"$STUB/cue"
 		read -r request
-		for d in /proc/[0-9]*; do
+		read -r -a kids <"/proc/$PPID/task/$PPID/children"
+		for k in "${kids[@]}"; do
+			d=/proc/$k
 			read -r comm <"$d/comm" 2>/dev/null || continue
 			[ "$comm" = xg-snapshot ] || continue
 			for f in "$d"/fd/*; do

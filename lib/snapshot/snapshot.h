@@ -94,7 +94,7 @@ int xg_snapshot_not_found(const char *dir, int rc, char *err, size_t errlen);
  * snapshot waits for it to be readable or hung up, at most
  * XG_SNAPSHOT_CUE_MS, and closes it.
  */
-#define XG_SNAPSHOT_CUE_MS 100
+#define XG_SNAPSHOT_CUE_MS 50
 int xg_snapshot_stage_take(struct xg_rec_reader *r, struct xg_rec_writer *w,
 			   const struct xg_snapshot_opts *o, int strict, int cue);
 /* 0 with *cwd the request's cwd (NULL when it has none), or XG_EX_DATAERR

@@ -24,6 +24,23 @@ def start(argv, stdin=subprocess.PIPE):
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
+def start_cued(argv, var, end):
+    """argv started as start does, with one end of a new pipe (end 0: the
+    read end, 1: the write end) as its descriptor 9, which the environment
+    variable var names, as xg hands a cue to its stages; returns the
+    process and the pipe's other end, which only the test holds."""
+    r, w = os.pipe()
+    mine, theirs = (w, r) if end == 0 else (r, w)
+    os.dup2(theirs, 9)
+    os.close(theirs)
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, env=dict(os.environ, **{var: "9"}),
+                         pass_fds=(9,),
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    os.close(9)
+    return p, mine
+
+
 def wait_for(ready, what, timeout=20):
     """Waits until ready() is true; else the test fails saying what."""
     deadline = time.time() + timeout
