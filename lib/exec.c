@@ -6,6 +6,8 @@
 #include "exec.h"
 #include <dirent.h>
 
+extern char **environ;
+
 static char *self_dir(void)
 {
 	char exe[PATH_MAX];
@@ -130,4 +132,27 @@ void xg_exec_list(FILE *fp, const char *const *verbs)
 	for (i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
+}
+
+char **xg_exec_env(const char *const *drop, char *add)
+{
+	size_t n = 0, k = 0, i;
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = xg_calloc(n + 2, sizeof(*env));
+	for (i = 0; i < n; i++) {
+		const char *eq = strchr(environ[i], '=');
+		size_t len = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
+		const char *const *d;
+
+		for (d = drop; d && *d; d++)
+			if (strlen(*d) == len && !memcmp(*d, environ[i], len))
+				break;
+		if (!d || !*d)
+			env[k++] = environ[i];
+	}
+	env[k] = add;
+	return env;
 }

@@ -15,6 +15,11 @@ char *xg_exec_find(const char *name);
 char *xg_exec_find_in_path(const char *name);
 /* Replaces the process with path; returns only on failure, with errno. */
 int xg_exec(const char *path, char **argv);
+/* The environment for a program this one starts: environ without the
+ * variables drop names (NULL-terminated, may be NULL), then add (a
+ * "NAME=value" string, or NULL).  The strings are borrowed; the caller
+ * frees the array alone. */
+char **xg_exec_env(const char *const *drop, char *add);
 /* The verbs given (NULL-terminated, may be NULL) and the xg-* programs
  * found, sorted and without duplicates, one per line on fp. */
 void xg_exec_list(FILE *fp, const char *const *verbs);

@@ -1,5 +1,6 @@
 #include "xg.h"
 #include "pipeline.h"
+#include "exec.h"
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -160,23 +161,6 @@ static pid_t start_feeder(const char *input, size_t len, const int feed[2],
 	_exit(xg_write_all(feed[1], input, len) < 0 ? XG_EX_IOERR : 0);
 }
 
-/* The environment with var set to the number fd, for one stage; the
- * strings but the one added are environ's. */
-static char **env_with_fd(const char *var, int fd, char **added)
-{
-	size_t n = 0, k = 0, len = strlen(var);
-	char **env;
-
-	while (environ[n])
-		n++;
-	env = xg_calloc(n + 2, sizeof(*env));
-	for (n = 0; environ[n]; n++)
-		if (strncmp(environ[n], var, len) || environ[n][len] != '=')
-			env[k++] = environ[n];
-	env[k] = *added = xg_asprintf("%s=%d", var, fd);
-	return env;
-}
-
 /*
  * A stage is spawned (vfork and exec, which costs a dispatcher's run far
  * less than a fork): its standard input and output the pipe ends given,
@@ -212,8 +196,12 @@ static pid_t start_stage(struct xg_pipeline_stage *s, int in, int out, const sig
 	     (cue_fd >= 0 ? posix_spawn_file_actions_adddup2(&fa, cue_fd, cue_fd) : 0) ||
 	     posix_spawnattr_setsigdefault(&at, &def) || posix_spawnattr_setsigmask(&at, mask) ||
 	     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-	if (cue_fd >= 0)
-		env = env_with_fd(cue_var, cue_fd, &added);
+	if (cue_fd >= 0) {
+		const char *drop[] = { cue_var, NULL };
+
+		added = xg_asprintf("%s=%d", cue_var, cue_fd);
+		env = xg_exec_env(drop, added);
+	}
 	if (!rc)
 		rc = posix_spawn(&pid, s->path, &fa, &at, s->argv, env);
 	if (env != environ)
@@ -320,7 +308,7 @@ int xg_pipeline_start(struct xg_pipeline *p, const char *input, size_t len, int 
 
 		p->stages[i].pid = start_stage(&p->stages[i], pipes[i][0], out, &old,
 					       end < 0 ? -1 : cue[end],
-					       end ? p->cue.from_var : p->cue.to_var);
+					       end == 1 ? p->cue.from_var : p->cue.to_var);
 		if (p->stages[i].pid < 0) {
 			p->stages[i].pid = 0;
 			rc = xg_error_errno("cannot start '%s'", p->stages[i].argv[0]);

@@ -397,8 +397,8 @@ int xg_run_read_input(struct run *r);
 /* Once the first request is out: closes the cue, and reads the rest of
  * the input and takes a missing snapshot, on a thread. */
 void xg_run_start_input(struct run *r);
-/* Joins that thread (or, the cue closed, reads the rest now), passes the records read
- * meanwhile and fails the run if the rest was bad; returns r->rc.  Once
+/* Closes the cue, joins that thread (or reads the rest now), passes the
+ * records read meanwhile and fails the run if the rest was bad; returns r->rc.  Once
  * *stop is set it waits no more for standard input: a thread still
  * reading it is left behind, and the run goes on without its snapshot. */
 int xg_run_join_input(struct run *r, volatile sig_atomic_t *stop);

@@ -13,6 +13,7 @@
  */
 #include "xg.h"
 #include "run/tools.h"
+#include "exec.h"
 #include <poll.h>
 #include <sched.h>
 #include <sys/prctl.h>
@@ -148,31 +149,6 @@ static void start_keeper(int life)
 			;
 }
 
-/* The environment for a command: ours without the dropped names.  The
- * strings are borrowed from environ; the caller frees the array. */
-static char **proc_env(const char *const *drop)
-{
-	extern char **environ;
-	size_t n = 0, k = 0, i;
-	char **env;
-
-	while (environ[n])
-		n++;
-	env = xg_calloc(n + 1, sizeof(*env));
-	for (i = 0; i < n; i++) {
-		const char *eq = strchr(environ[i], '=');
-		size_t len = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
-		const char *const *d;
-
-		for (d = drop; d && *d; d++)
-			if (strlen(*d) == len && !memcmp(*d, environ[i], len))
-				break;
-		if (!d || !*d)
-			env[k++] = environ[i];
-	}
-	return env;
-}
-
 /* What the child of spawn_shell gets from its parent. */
 struct shell_start {
 	const char *path;	/* /bin/sh, or bwrap */
@@ -295,7 +271,7 @@ int xg_tool_proc_start(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c,
 		       const char *command, int with_input, int stderr_too)
 {
 	char *const argv[] = { "sh", "-c", (char *)command, NULL };
-	char **env = proc_env(ctx->env_drop);
+	char **env = xg_exec_env(ctx->env_drop, NULL);
 	int rc = spawn_shell(c, "/bin/sh", argv, ctx->workspace, env, with_input, stderr_too,
 			     life_fd(ctx->procs));
 
@@ -312,7 +288,7 @@ int xg_tool_proc_start_sandboxed(const struct xg_tool_ctx *ctx, struct xg_tool_p
 	if (!ctx->sandbox || !ctx->sandbox->bwrap)
 		return xg_tool_proc_start(ctx, c, command, 0, stderr_too);
 	argv = xg_tool_sandbox_argv(ctx->sandbox, ctx->workspace, command);
-	env = proc_env(ctx->env_drop);
+	env = xg_exec_env(ctx->env_drop, NULL);
 	rc = spawn_shell(c, ctx->sandbox->bwrap, argv, ctx->workspace, env, 0, stderr_too,
 			 life_fd(ctx->procs));
 	free(env);
