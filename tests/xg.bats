@@ -518,11 +518,13 @@ $ask"
 	        break
 	    out += data
 	_, st = os.waitpid(pid, 0)
-	sys.stdout.write(out.decode().replace("\r", ""))
+	# The terminal's echo of ^C may come before or after the record.
+	text = out.decode().replace("\r", "").replace("^C", "")
+	sys.stdout.write("\n".join(l for l in text.split("\n") if l))
 	sys.exit(os.waitstatus_to_exitcode(st))
 	EOF
 	assert_equal "$status" 130
-	assert_output --regexp '(^|\^C)\{"type":"run_end","status":"interrupted","stop":"user","signal":"INT"\}$'
+	assert_output '{"type":"run_end","status":"interrupted","stop":"user","signal":"INT"}'
 }
 
 @test "standard input left open by the caller never holds up a run" {
