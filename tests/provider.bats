@@ -488,6 +488,42 @@ STEPS
 	assert_output 1
 }
 
+@test "the sent hook runs before the first event, even when the reply comes before the body is out" {
+	# A server that answers at once and only then reads the request: the
+	# reply's events reach the client while 8 MiB of body are still
+	# going out.  xg-run starts its snapshot from this hook and takes it
+	# by the first event, so the hook must come first.
+	python3 - "$BATS_TEST_TMPDIR/port" "$FIXTURES/wire/openai-chat-text.sse" <<-'PY' &
+	import os, socket, sys
+	s = socket.socket()
+	s.bind(("127.0.0.1", 0))
+	s.listen(1)
+	with open(sys.argv[1] + ".new", "w") as f:
+	    f.write(str(s.getsockname()[1]))
+	os.rename(sys.argv[1] + ".new", sys.argv[1])
+	s.settimeout(30)
+	c, _ = s.accept()
+	c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n" +
+	          open(sys.argv[2], "rb").read())
+	got = b""
+	while b"\r\n\r\n" not in got:
+	    got += c.recv(65536)
+	head, body = got.split(b"\r\n\r\n", 1)
+	n = int([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")][0])
+	while len(body) < n:
+	    body += c.recv(1 << 20)
+	c.close()
+	PY
+	for _ in $(seq 100); do [ -f "$BATS_TEST_TMPDIR/port" ] && break; sleep 0.05; done
+	simple "$(head -c $((8 << 20)) /dev/zero | tr '\0' x)" >"$BATS_TEST_TMPDIR/big.json"
+	run xg-test provider --sent openai-chat "http://127.0.0.1:$(cat "$BATS_TEST_TMPDIR/port")/v1" \
+		<"$BATS_TEST_TMPDIR/big.json"
+	wait
+	assert_success
+	assert_equal "$(jq -r .type <<<"$output" | uniq | head -2 | tr '\n' ' ')" "sent text "
+	[ "$(grep -c '"type":"sent"' <<<"$output")" -eq 1 ]
+}
+
 # A port nothing listens on: bound, then closed.
 closed_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'

@@ -146,6 +146,21 @@ static int is_reset_header(const char *line, size_t n)
 		!strncasecmp(line + k - 6, "-reset", 6));
 }
 
+/* The sent hook, once: when the body is all out (or, with all, anyway). */
+static void check_sent(struct xg_http *h, int all)
+{
+	void (*fn)(void *) = h->sent_fn;
+	curl_off_t up = 0;
+
+	if (!fn)
+		return;
+	if (!all && (h->curl->easy_getinfo(h->easy, CURLINFO_SIZE_UPLOAD_T, &up) != CURLE_OK ||
+		     (size_t)up < h->body_len))
+		return;
+	h->sent_fn = NULL;
+	fn(h->sent_arg);
+}
+
 static size_t on_header(char *line, size_t size, size_t nmemb, void *ud)
 {
 	struct xg_http *h = ud;
@@ -194,6 +209,11 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 	size_t n = size * nmemb, room;
 
 	h->last_byte_ms = xg_clock_ms();
+	/* The response's body has begun: the request is out as far as it
+	 * will be.  Said before the body's first event reaches the caller,
+	 * which can come in the same multi_perform as the request's last
+	 * bytes, before the transfer loop looks again. */
+	check_sent(h, 1);
 	if (!h->checked_type) {
 		h->checked_type = 1;
 		h->curl->easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &r->status);
@@ -418,21 +438,6 @@ static void fill_info(struct xg_http *h, struct xg_http_response *r)
 
 /* Drives the transfer set up on h to its end: 0 when a response came
  * whole, -1 with resp saying why not. */
-/* The sent hook, once: when the body is all out (or, with all, anyway). */
-static void check_sent(struct xg_http *h, int all)
-{
-	void (*fn)(void *) = h->sent_fn;
-	curl_off_t up = 0;
-
-	if (!fn)
-		return;
-	if (!all && (h->curl->easy_getinfo(h->easy, CURLINFO_SIZE_UPLOAD_T, &up) != CURLE_OK ||
-		     (size_t)up < h->body_len))
-		return;
-	h->sent_fn = NULL;
-	fn(h->sent_arg);
-}
-
 static int transfer(struct xg_http *h, struct xg_http_response *resp)
 {
 	struct curl_waitfd wake = { h->wake_fd, CURL_WAIT_POLLIN, 0 };

@@ -10,13 +10,14 @@
 #include "provider/provider.h"
 
 static const char *const usage[] = {
-	"xg-test-provider [--encode] [--stats] [--repeat n] [--dialect name] [--name name] kind base-url",
+	"xg-test-provider [--encode] [--stats] [--sent] [--repeat n] [--dialect name] [--name name] kind base-url",
 	"xg-test-provider --policy",
 	"xg-test-provider --where url-or-address...",
 	NULL
 };
 
-enum { OPT_ENCODE = 1, OPT_STATS, OPT_REPEAT, OPT_DIALECT, OPT_POLICY, OPT_NAME, OPT_WHERE };
+enum { OPT_ENCODE = 1, OPT_STATS, OPT_REPEAT, OPT_DIALECT, OPT_POLICY, OPT_NAME, OPT_WHERE,
+       OPT_SENT };
 
 static const struct xg_option options[] = {
 	{ OPT_DIALECT, 0, "dialect", "name", "the openai-chat dialect (llama.cpp, ollama, ...)" },
@@ -24,6 +25,7 @@ static const struct xg_option options[] = {
 	{ OPT_NAME, 0, "name", "name", "the provider's name, for messages" },
 	{ OPT_POLICY, 0, "policy", NULL, "print the retry policy XG_RETRY gives" },
 	{ OPT_REPEAT, 0, "repeat", "n", "send the request n times on the one client" },
+	{ OPT_SENT, 0, "sent", NULL, "print {\"type\":\"sent\"} when the first request's sent hook runs" },
 	{ OPT_STATS, 0, "stats", NULL, "print connection and timing figures per request" },
 	{ OPT_WHERE, 0, "where", NULL, "print the host, the shown URL and nearness of each operand" },
 	{ 0 }
@@ -37,6 +39,12 @@ static const struct xg_command cmd = {
 static int on_event(void *ctx, jv ev)
 {
 	return xg_rec_write(ctx, ev) < 0;
+}
+
+/* The client's sent hook, as xg-run sets it for its first request. */
+static void on_sent(void *ctx)
+{
+	xg_rec_write(ctx, xg_rec_new("sent"));
 }
 
 static void on_retry(void *ctx, const struct xg_provider_retry *r)
@@ -126,7 +134,7 @@ int cmd__provider(int argc, char **argv)
 	struct xg_provider_callbacks cb = { on_event, on_retry, NULL };
 	const char *arg, *dialect = NULL, *name = NULL;
 	char err[256];
-	int id, encode = 0, stats = 0, policy = 0, where = 0, rc = 0;
+	int id, encode = 0, stats = 0, sent = 0, policy = 0, where = 0, rc = 0;
 	unsigned long long repeat = 1, i;
 	jv config, req;
 
@@ -137,6 +145,7 @@ int cmd__provider(int argc, char **argv)
 		case OPT_DIALECT: dialect = arg; break;
 		case OPT_ENCODE: encode = 1; break;
 		case OPT_STATS: stats = 1; break;
+		case OPT_SENT: sent = 1; break;
 		case OPT_REPEAT: repeat = xg_opt_number(&cmd, "--repeat", arg, 0); break;
 		case OPT_POLICY: policy = 1; break;
 		case OPT_NAME: name = arg; break;
@@ -168,6 +177,10 @@ int cmd__provider(int argc, char **argv)
 		xg_die(XG_EX_CONFIG, "%s", err);
 	xg_rec_writer_init(&w, stdout);
 	cb.ctx = &w;
+	if (sent) {
+		p->http.sent_fn = on_sent;
+		p->http.sent_arg = &w;
+	}
 	if (encode) {
 		if (xg_provider_encode(p, jv_copy(req), &body, err, sizeof(err)) < 0)
 			xg_die(XG_EX_DATAERR, "%s", err);
