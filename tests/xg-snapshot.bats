@@ -209,8 +209,9 @@ PY
 	make_repo
 	# The test holds the cue's write end: xg-snapshot must pass the request
 	# on, then sit in poll(2) on the read end, and read the tree only once
-	# the cue is closed, so a file made meanwhile is in the snapshot.
-	run python3 - <<'PY'
+	# the cue is closed, so a file made meanwhile is in the snapshot.  The
+	# wait is made long, so that the test's own pace does not matter.
+	XG_SNAPSHOT_WAIT_MS=30000 run python3 - <<'PY'
 import json, os
 from runpipe import start_cued
 p, w = start_cued(["xg-snapshot"], "XG_SNAPSHOT_WAIT_FD", 0)
@@ -255,6 +256,26 @@ os.close(w)
 PY
 	assert_success
 	assert_output $'request\nsnapshot\n0'
+	# XG_SNAPSHOT_WAIT_MS sets how long: the snapshot is not taken before.
+	XG_SNAPSHOT_WAIT_MS=400 run python3 - <<'PY'
+import os, time
+from runpipe import start_cued
+p, w = start_cued(["xg-snapshot"], "XG_SNAPSHOT_WAIT_FD", 0)
+p.stdin.write(b'{"type":"request","text":"a"}\n')
+p.stdin.close()
+p.stdout.readline()
+t0 = time.monotonic()
+p.stdout.readline()
+print("waited" if time.monotonic() - t0 >= 0.35 else "did not wait")
+print(p.wait())
+os.close(w)
+PY
+	assert_success
+	assert_output $'waited\n0'
+	XG_SNAPSHOT_WAIT_FD=7 XG_SNAPSHOT_WAIT_MS=soon run_split xg-snapshot 7</dev/null </dev/null
+	assert_success
+	[ "$(field .files)" = 5 ]
+	assert_equal "$stderr" "xg-snapshot: ignoring XG_SNAPSHOT_WAIT_MS=soon: not a number of milliseconds from 0 to 60000"
 	XG_SNAPSHOT_WAIT_FD=1 snap
 	assert_success
 	[ "$(field .files)" = 5 ]

@@ -290,7 +290,8 @@ a second  line	with a tab; % %s & | > \$(rm -rf /) '\\''"
 	git init -q repo
 	cd repo
 	git -c user.name=a -c user.email=a@b commit -q --allow-empty -m empty
-	STUB_MODE=cue run xg run --json --model llamacpp/gpt-oss-20b 'look'
+	# A long wait: the stub's pace, on a loaded machine, must not matter.
+	STUB_MODE=cue XG_SNAPSHOT_WAIT_MS=30000 run xg run --json --model llamacpp/gpt-oss-20b 'look'
 	assert_success
 	run cat "$STUB/cue"
 	assert_regex "$output" '^[0-9]+ pipe:\[[0-9]+\]$'

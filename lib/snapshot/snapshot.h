@@ -92,9 +92,11 @@ int xg_snapshot_not_found(const char *dir, int rc, char *err, size_t errlen);
  * XG_EX_DATAERR for a request whose cwd is not a string (checked before
  * the request goes on).  With a cue (a descriptor, else -1), the first
  * snapshot waits for it to be readable or hung up, at most
- * XG_SNAPSHOT_CUE_MS, and closes it.
+ * XG_SNAPSHOT_CUE_MS (or $XG_SNAPSHOT_WAIT_MS, up to
+ * XG_SNAPSHOT_CUE_MAX_MS), and closes it.
  */
 #define XG_SNAPSHOT_CUE_MS 50
+#define XG_SNAPSHOT_CUE_MAX_MS 60000
 int xg_snapshot_stage_take(struct xg_rec_reader *r, struct xg_rec_writer *w,
 			   const struct xg_snapshot_opts *o, int strict, int cue);
 /* 0 with *cwd the request's cwd (NULL when it has none), or XG_EX_DATAERR

@@ -50,13 +50,32 @@ int xg_snapshot_stage_cwd(const struct xg_rec *rec, const char *input, const cha
  * stuck on something else: a stage downstream that reports a bad request
  * only at the end of its input, which this stage holds open.
  */
+static int cue_ms(void)
+{
+	const char *s = getenv("XG_SNAPSHOT_WAIT_MS");
+	char *end;
+	long n;
+
+	if (!s || !*s)
+		return XG_SNAPSHOT_CUE_MS;
+	errno = 0;
+	n = strtol(s, &end, 10);
+	if (errno || end == s || *end || n < 0 || n > XG_SNAPSHOT_CUE_MAX_MS) {
+		xg_warn("ignoring XG_SNAPSHOT_WAIT_MS=%s: not a number of milliseconds from 0 to %d",
+			s, XG_SNAPSHOT_CUE_MAX_MS);
+		return XG_SNAPSHOT_CUE_MS;
+	}
+	return (int)n;
+}
+
 static void wait_cue(struct take_stage *st)
 {
 	struct pollfd pfd = { st->cue, POLLIN, 0 };
-	int64_t end = xg_clock_ms() + XG_SNAPSHOT_CUE_MS, left;
+	int64_t end, left;
 
 	if (st->cue < 0)
 		return;
+	end = xg_clock_ms() + cue_ms();
 	while ((left = end - xg_clock_ms()) > 0 && poll(&pfd, 1, (int)left) < 0 && errno == EINTR)
 		;
 	close(st->cue);
