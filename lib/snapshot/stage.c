@@ -41,15 +41,7 @@ int xg_snapshot_stage_cwd(const struct xg_rec *rec, const char *input, const cha
 	return 0;
 }
 
-/*
- * Waits for the cue, once.  xg gives one to the xg-snapshot of its
- * pipeline, whose other end xg-run closes once its first request is out:
- * the snapshot is first needed when the reply comes, and reading the tree
- * earlier takes CPU time from loading libcurl and sending the request.
- * The wait is short, because the cue may never come while the pipeline is
- * stuck on something else: a stage downstream that reports a bad request
- * only at the end of its input, which this stage holds open.
- */
+/* The longest wait for the cue: XG_SNAPSHOT_WAIT_MS, else the default. */
 static int cue_ms(void)
 {
 	const char *s = getenv("XG_SNAPSHOT_WAIT_MS");
@@ -68,6 +60,15 @@ static int cue_ms(void)
 	return (int)n;
 }
 
+/*
+ * Waits for the cue, once.  xg gives one to the xg-snapshot of its
+ * pipeline, whose other end xg-run closes once its first request is out:
+ * the snapshot is first needed when the reply comes, and reading the tree
+ * earlier takes CPU time from loading libcurl and sending the request.
+ * The wait is short, because the cue may never come while the pipeline is
+ * stuck on something else: a stage downstream that reports a bad request
+ * only at the end of its input, which this stage holds open.
+ */
 static void wait_cue(struct take_stage *st)
 {
 	struct pollfd pfd = { st->cue, POLLIN, 0 };
