@@ -492,8 +492,9 @@ STEPS
 	# A server that answers at once and only then reads the request: the
 	# reply's events reach the client while 8 MiB of body are still
 	# going out.  xg-run starts its snapshot from this hook and takes it
-	# by the first event, so the hook must come first.
-	python3 - "$BATS_TEST_TMPDIR/port" "$FIXTURES/wire/openai-chat-text.sse" <<-'PY' &
+	# by the first event, so the hook must come first.  (fd 3 is bats'
+	# own: the server in the background must not hold it.)
+	python3 - "$BATS_TEST_TMPDIR/port" "$FIXTURES/wire/openai-chat-text.sse" 3>&- <<-'PY' &
 	import os, socket, sys
 	s = socket.socket()
 	s.bind(("127.0.0.1", 0))

@@ -32,7 +32,6 @@ struct run_input {
 	int reading;			/* rd is open */
 	pthread_t thread;		/* reads the rest, takes a snapshot */
 	int running;
-	int joined;			/* the run has begun: no thread after */
 	int want_snapshot;		/* the thread takes one when none comes */
 	jv snapshot;			/* the thread's result */
 	struct xg_rec *late;		/* records read after the run started */
@@ -469,7 +468,8 @@ void xg_run_start_input(struct run *r)
 	struct run_input *in = input_of(r);
 
 	release_cue(r);
-	if (!in->joined && !r->o->compact && (in->reading || !held_peek(r->snapshot)))
+	/* Begun, the run has joined its input and goes on without a thread. */
+	if (!r->begun && !r->o->compact && (in->reading || !held_peek(r->snapshot)))
 		start_thread(r, in, 1);
 }
 
@@ -516,7 +516,6 @@ int xg_run_join_input(struct run *r, volatile sig_atomic_t *stop)
 	size_t i;
 
 	release_cue(r);
-	in->joined = 1;
 	/* A run that ended before it started the thread still passes the
 	 * rest of its input through, read on a thread all the same so that a
 	 * signal is not kept waiting by an input left open. */

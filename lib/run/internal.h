@@ -395,8 +395,8 @@ void xg_run_goal_settle(struct run *r);
  * a pack are held; 0 or fails the run. */
 int xg_run_read_input(struct run *r);
 /* Once the first request is out: closes the cue, and reads the rest of
- * the input and takes a missing snapshot, on a thread; nothing more once
- * the input was joined (the run has begun without them). */
+ * the input and takes a missing snapshot, on a thread; nothing once the
+ * run has begun (its input joined, it goes on without them). */
 void xg_run_start_input(struct run *r);
 /* Closes the cue, joins that thread (or reads the rest now), passes the
  * records read meanwhile and fails the run if the rest was bad; returns r->rc.  Once
