@@ -1,5 +1,15 @@
 #include "xg.h"
 #include "sha256.h"
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
+    defined(__has_include)
+#if __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h>
+#include <immintrin.h>
+#define HAVE_SHA_NI 1
+#endif
+#endif
+
+int xg_sha256_plain;
 
 static const uint32_t k[64] = {
 	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -17,30 +27,100 @@ static uint32_t ror(uint32_t x, int n)
 	return (x >> n) | (x << (32 - n));
 }
 
-static void compress(struct xg_sha256 *c, const unsigned char *p)
+static void compress_plain(uint32_t *st, const unsigned char *p, size_t nblocks)
 {
 	uint32_t w[64], a, b, cc, d, e, f, g, h, t1, t2;
 	int i;
 
-	for (i = 0; i < 16; i++)
-		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-		       (uint32_t)p[4 * i + 2] << 8 | (uint32_t)p[4 * i + 3];
-	for (; i < 64; i++) {
-		uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
-		uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
-		w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+	for (; nblocks; nblocks--, p += 64) {
+		for (i = 0; i < 16; i++)
+			w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
+			       (uint32_t)p[4 * i + 2] << 8 | (uint32_t)p[4 * i + 3];
+		for (; i < 64; i++) {
+			uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
+			uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
+			w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+		}
+		a = st[0]; b = st[1]; cc = st[2]; d = st[3];
+		e = st[4]; f = st[5]; g = st[6]; h = st[7];
+		for (i = 0; i < 64; i++) {
+			t1 = h + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
+			t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & cc) ^ (b & cc));
+			h = g; g = f; f = e; e = d + t1;
+			d = cc; cc = b; b = a; a = t1 + t2;
+		}
+		st[0] += a; st[1] += b; st[2] += cc; st[3] += d;
+		st[4] += e; st[5] += f; st[6] += g; st[7] += h;
 	}
-	a = c->h[0]; b = c->h[1]; cc = c->h[2]; d = c->h[3];
-	e = c->h[4]; f = c->h[5]; g = c->h[6]; h = c->h[7];
-	for (i = 0; i < 64; i++) {
-		t1 = h + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
-		t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & cc) ^ (b & cc));
-		h = g; g = f; f = e; e = d + t1;
-		d = cc; cc = b; b = a; a = t1 + t2;
-	}
-	c->h[0] += a; c->h[1] += b; c->h[2] += cc; c->h[3] += d;
-	c->h[4] += e; c->h[5] += f; c->h[6] += g; c->h[7] += h;
 }
+
+#ifdef HAVE_SHA_NI
+/*
+ * The same blocks with the CPU's SHA extensions (SHA-NI), several times
+ * faster.  The instructions keep the state as two vectors, (A,B,E,F) and
+ * (C,D,G,H), highest lane first; SHA256RNDS2 does two rounds from the
+ * first two lanes of its message operand (the words plus their constants)
+ * and returns the new (A,B,E,F), whose old value is the new (C,D,G,H).
+ * Each group of four rounds takes the next four message words; from the
+ * fifth group on, SHA256MSG1, the add of W[t-7] and SHA256MSG2 extend the
+ * schedule from the four groups before.
+ */
+__attribute__((target("sha,sse4.1,ssse3")))
+static void compress_ni(uint32_t *st, const unsigned char *p, size_t nblocks)
+{
+	/* Reverses the bytes of each 32-bit word: the message is big-endian. */
+	const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+	__m128i abef, cdgh, t, w[4], m, abef0, cdgh0;
+	int g;
+
+	t = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&st[0]), 0xB1);	/* b a d c */
+	cdgh = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&st[4]), 0x1B);	/* h g f e */
+	abef = _mm_alignr_epi8(t, cdgh, 8);		/* f e b a */
+	cdgh = _mm_blend_epi16(cdgh, t, 0xF0);		/* h g d c */
+	for (; nblocks; nblocks--, p += 64) {
+		abef0 = abef;
+		cdgh0 = cdgh;
+		for (g = 0; g < 16; g++) {
+			if (g < 4) {
+				w[g] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * g)), swap);
+			} else {
+				/* w[g & 3] holds the words of four groups back. */
+				m = _mm_sha256msg1_epu32(w[g & 3], w[(g + 1) & 3]);
+				m = _mm_add_epi32(m, _mm_alignr_epi8(w[(g + 3) & 3], w[(g + 2) & 3], 4));
+				w[g & 3] = _mm_sha256msg2_epu32(m, w[(g + 3) & 3]);
+			}
+			m = _mm_add_epi32(w[g & 3], _mm_loadu_si128((const __m128i *)&k[4 * g]));
+			cdgh = _mm_sha256rnds2_epu32(cdgh, abef, m);
+			abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(m, 0x0E));
+		}
+		abef = _mm_add_epi32(abef, abef0);
+		cdgh = _mm_add_epi32(cdgh, cdgh0);
+	}
+	t = _mm_shuffle_epi32(abef, 0x1B);		/* a b e f */
+	cdgh = _mm_shuffle_epi32(cdgh, 0xB1);		/* g h c d */
+	_mm_storeu_si128((__m128i *)&st[0], _mm_blend_epi16(t, cdgh, 0xF0));	/* a b c d */
+	_mm_storeu_si128((__m128i *)&st[4], _mm_alignr_epi8(cdgh, t, 8));	/* e f g h */
+}
+
+/*
+ * SHA-NI where the CPU has it, as the C library found at start (its CPUID
+ * is not asked again: in a virtual machine each query costs an exit to
+ * the host).  Under valgrind, whose CPU has no SHA, the plain C.
+ */
+static void compress(struct xg_sha256 *c, const unsigned char *p, size_t nblocks)
+{
+	if (!xg_sha256_plain && CPU_FEATURE_ACTIVE(SHA) && CPU_FEATURE_ACTIVE(SSSE3) &&
+	    CPU_FEATURE_ACTIVE(SSE4_1))
+		compress_ni(c->h, p, nblocks);
+	else
+		compress_plain(c->h, p, nblocks);
+}
+#else
+static void compress(struct xg_sha256 *c, const unsigned char *p, size_t nblocks)
+{
+	compress_plain(c->h, p, nblocks);
+}
+#endif
 
 void xg_sha256_init(struct xg_sha256 *c)
 {
@@ -68,11 +148,14 @@ void xg_sha256_update(struct xg_sha256 *c, const void *data, size_t n)
 		n -= take;
 		if (c->fill < 64)
 			return;
-		compress(c, c->block);
+		compress(c, c->block, 1);
 		c->fill = 0;
 	}
-	for (; n >= 64; p += 64, n -= 64)
-		compress(c, p);
+	if (n >= 64) {
+		compress(c, p, n / 64);
+		p += n / 64 * 64;
+		n %= 64;
+	}
 	memcpy(c->block, p, n);
 	c->fill = n;
 }
@@ -85,13 +168,13 @@ void xg_sha256_final(struct xg_sha256 *c, unsigned char digest[XG_SHA256_LEN])
 	c->block[c->fill++] = 0x80;
 	if (c->fill > 56) {
 		memset(c->block + c->fill, 0, 64 - c->fill);
-		compress(c, c->block);
+		compress(c, c->block, 1);
 		c->fill = 0;
 	}
 	memset(c->block + c->fill, 0, 56 - c->fill);
 	for (i = 0; i < 8; i++)
 		c->block[56 + i] = (unsigned char)(bits >> (56 - 8 * i));
-	compress(c, c->block);
+	compress(c, c->block, 1);
 	for (i = 0; i < 8; i++) {
 		digest[4 * i] = (unsigned char)(c->h[i] >> 24);
 		digest[4 * i + 1] = (unsigned char)(c->h[i] >> 16);

@@ -26,6 +26,9 @@ void xg_sha256_update(struct xg_sha256 *c, const void *data, size_t n);
 void xg_sha256_final(struct xg_sha256 *c, unsigned char digest[XG_SHA256_LEN]);
 /* Lowercase hex of a digest; out holds 65 bytes. */
 void xg_sha256_hex(const unsigned char digest[XG_SHA256_LEN], char out[65]);
+/* Set, the block function is the plain C one even where the CPU has SHA
+ * instructions (the tests compare the two). */
+extern int xg_sha256_plain;
 /* The hex digest of one buffer. */
 void xg_sha256_hex_of(const void *data, size_t n, char out[65]);
 

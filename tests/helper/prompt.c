@@ -8,13 +8,16 @@
 #include "sha256.h"
 
 static const char *const usage[] = {
-	"xg-test-prompt sha256 [repeat]",
+	"xg-test-prompt sha256 [--plain] [repeat]",
 	"xg-test-prompt render template vars-json",
 	"xg-test-prompt escape text",
 	NULL
 };
 
-static const struct xg_option options[] = { { 0 } };
+static const struct xg_option options[] = {
+	{ 'p', 0, "plain", NULL, "hash with the plain C block function" },
+	{ 0 }
+};
 
 static const struct xg_command cmd = {
 	"xg-test-prompt", "Exercise the prompt library for the tests.", usage, options
@@ -61,7 +64,7 @@ int cmd__prompt(int argc, char **argv)
 	xg_prog_init("xg-test-prompt");
 	xg_opt_init(&o, &cmd, argc, argv);
 	while (xg_opt_next(&o, &arg) != -1)
-		;
+		xg_sha256_plain = 1;
 	if (o.nargs >= 1 && !strcmp(o.args[0], "sha256")) {
 		rc = sha256(o.nargs > 1 ? xg_opt_number(&cmd, "repeat", o.args[1], 0) : 1);
 	} else if (o.nargs == 3 && !strcmp(o.args[0], "render")) {
