@@ -15,10 +15,14 @@
 #                   process (the per-run figure is only fair when all the
 #                   runs were alive at once)
 #   failures        runs that did not exit 0 with a completed run_end
+# and then the floor: RUNS processes at once that only load libcurl and
+# set it up with one handle (bench/bin/curl-floor --hold), their summed
+# Pss divided by RUNS.  Each process relocates libcurl's thirty libraries
+# into pages of its own, so no run that loads libcurl can be below it.
 # It asserts nothing.  Run from the source tree: sh bench/parallel.sh
 set -eu
 cd "$(dirname "$0")/.."
-make -s all >/dev/null
+make -s all bench/bin/curl-floor >/dev/null
 RUNS=${RUNS:-100}
 CMD=${CMD:-xg-run}
 DELAY_MS=${DELAY_MS:-400}
@@ -81,4 +85,20 @@ print(json.dumps({"cmd": cmd, "runs": runs, "wall_ms": round(wall), "pss_kib": p
                   "processes": peak["procs"],
                   "pss_mib_per_process": round(peak["pss"] / 1024 / max(1, peak["procs"]), 2),
                   "failures": fail}))
+# The floor, measured the same way on processes that hold libcurl set up.
+floor = [subprocess.Popen([bindir + "/../bench/bin/curl-floor", "--hold"], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE) for _ in range(runs)]
+for p in floor:
+    p.stdout.readline()
+total = 0
+for p in floor:
+    for line in open("/proc/%d/smaps_rollup" % p.pid):
+        if line.startswith("Pss:"):
+            total += int(line.split()[1])
+            break
+for p in floor:
+    p.stdin.close()
+    p.wait()
+print(json.dumps({"floor": "libcurl set up, nothing else", "processes": runs, "pss_kib": total,
+                  "pss_mib_per_process": round(total / 1024 / runs, 2)}))
 PY
