@@ -3,9 +3,9 @@
  * and the message schedule kept in a 16-word ring.
  */
 #include "xg.h"
+#include "cpu.h"
 #include "sha1.h"
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <cpuid.h>
 #include <immintrin.h>
 #define XG_SHA_NI 1
 #endif
@@ -121,32 +121,6 @@ static void blocks_ni(uint32_t h[5], const unsigned char *p, size_t n)
 	_mm_storeu_si128((__m128i *)h, _mm_shuffle_epi32(abcd, 0x1B));
 	h[4] = (uint32_t)_mm_extract_epi32(e0, 3);
 }
-
-static int probe_sha_ni(void)
-{
-	unsigned a, b, c, d;
-
-	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSSE3) || !(c & bit_SSE4_1))
-		return 0;
-	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
-		return 0;
-	return (b >> 29) & 1;
-}
-
-/* Asked once: cpuid leaves a virtual machine for the host, tens of
- * microseconds, which a snapshot hashing each object apart would pay
- * for every one. */
-static int have_sha_ni(void)
-{
-	static int known = -1;
-	int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
-
-	if (v < 0) {
-		v = probe_sha_ni();
-		__atomic_store_n(&known, v, __ATOMIC_RELAXED);
-	}
-	return v;
-}
 #endif
 
 void xg_snapshot_sha1_init_portable(struct xg_snapshot_sha1 *c)
@@ -165,7 +139,7 @@ void xg_snapshot_sha1_init(struct xg_snapshot_sha1 *c)
 {
 	xg_snapshot_sha1_init_portable(c);
 #ifdef XG_SHA_NI
-	if (have_sha_ni())
+	if (xg_cpu_sha_ni())
 		c->blocks = blocks_ni;
 #endif
 }

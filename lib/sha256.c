@@ -1,15 +1,10 @@
 #include "xg.h"
+#include "cpu.h"
 #include "sha256.h"
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
-    defined(__has_include)
-#if __has_include(<sys/platform/x86.h>)
-#include <sys/platform/x86.h>
+#if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-#define HAVE_SHA_NI 1
+#define XG_SHA_NI 1
 #endif
-#endif
-
-int xg_sha256_plain;
 
 static const uint32_t k[64] = {
 	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -27,7 +22,7 @@ static uint32_t ror(uint32_t x, int n)
 	return (x >> n) | (x << (32 - n));
 }
 
-static void compress_plain(uint32_t *st, const unsigned char *p, size_t nblocks)
+static void blocks_portable(uint32_t st[8], const unsigned char *p, size_t nblocks)
 {
 	uint32_t w[64], a, b, cc, d, e, f, g, h, t1, t2;
 	int i;
@@ -54,7 +49,7 @@ static void compress_plain(uint32_t *st, const unsigned char *p, size_t nblocks)
 	}
 }
 
-#ifdef HAVE_SHA_NI
+#ifdef XG_SHA_NI
 /*
  * The same blocks with the CPU's SHA extensions (SHA-NI), several times
  * faster.  The instructions keep the state as two vectors, (A,B,E,F) and
@@ -66,7 +61,7 @@ static void compress_plain(uint32_t *st, const unsigned char *p, size_t nblocks)
  * schedule from the four groups before.
  */
 __attribute__((target("sha,sse4.1,ssse3")))
-static void compress_ni(uint32_t *st, const unsigned char *p, size_t nblocks)
+static void blocks_ni(uint32_t st[8], const unsigned char *p, size_t nblocks)
 {
 	/* Reverses the bytes of each 32-bit word: the message is big-endian. */
 	const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
@@ -102,27 +97,9 @@ static void compress_ni(uint32_t *st, const unsigned char *p, size_t nblocks)
 	_mm_storeu_si128((__m128i *)&st[4], _mm_alignr_epi8(cdgh, t, 8));	/* e f g h */
 }
 
-/*
- * SHA-NI where the CPU has it, as the C library found at start (its CPUID
- * is not asked again: in a virtual machine each query costs an exit to
- * the host).  Under valgrind, whose CPU has no SHA, the plain C.
- */
-static void compress(struct xg_sha256 *c, const unsigned char *p, size_t nblocks)
-{
-	if (!xg_sha256_plain && CPU_FEATURE_ACTIVE(SHA) && CPU_FEATURE_ACTIVE(SSSE3) &&
-	    CPU_FEATURE_ACTIVE(SSE4_1))
-		compress_ni(c->h, p, nblocks);
-	else
-		compress_plain(c->h, p, nblocks);
-}
-#else
-static void compress(struct xg_sha256 *c, const unsigned char *p, size_t nblocks)
-{
-	compress_plain(c->h, p, nblocks);
-}
 #endif
 
-void xg_sha256_init(struct xg_sha256 *c)
+void xg_sha256_init_portable(struct xg_sha256 *c)
 {
 	static const uint32_t iv[8] = {
 		0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
@@ -132,6 +109,16 @@ void xg_sha256_init(struct xg_sha256 *c)
 	memcpy(c->h, iv, sizeof(iv));
 	c->bytes = 0;
 	c->fill = 0;
+	c->blocks = blocks_portable;
+}
+
+void xg_sha256_init(struct xg_sha256 *c)
+{
+	xg_sha256_init_portable(c);
+#ifdef XG_SHA_NI
+	if (xg_cpu_sha_ni())
+		c->blocks = blocks_ni;
+#endif
 }
 
 void xg_sha256_update(struct xg_sha256 *c, const void *data, size_t n)
@@ -148,11 +135,11 @@ void xg_sha256_update(struct xg_sha256 *c, const void *data, size_t n)
 		n -= take;
 		if (c->fill < 64)
 			return;
-		compress(c, c->block, 1);
+		c->blocks(c->h, c->block, 1);
 		c->fill = 0;
 	}
 	if (n >= 64) {
-		compress(c, p, n / 64);
+		c->blocks(c->h, p, n / 64);
 		p += n / 64 * 64;
 		n %= 64;
 	}
@@ -168,13 +155,13 @@ void xg_sha256_final(struct xg_sha256 *c, unsigned char digest[XG_SHA256_LEN])
 	c->block[c->fill++] = 0x80;
 	if (c->fill > 56) {
 		memset(c->block + c->fill, 0, 64 - c->fill);
-		compress(c, c->block, 1);
+		c->blocks(c->h, c->block, 1);
 		c->fill = 0;
 	}
 	memset(c->block + c->fill, 0, 56 - c->fill);
 	for (i = 0; i < 8; i++)
 		c->block[56 + i] = (unsigned char)(bits >> (56 - 8 * i));
-	compress(c, c->block, 1);
+	c->blocks(c->h, c->block, 1);
 	for (i = 0; i < 8; i++) {
 		digest[4 * i] = (unsigned char)(c->h[i] >> 24);
 		digest[4 * i + 1] = (unsigned char)(c->h[i] >> 16);

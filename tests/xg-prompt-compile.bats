@@ -365,32 +365,32 @@ PY
 }
 
 @test "The SHA-256 matches the standard test vectors, with and without the CPU's SHA instructions" {
-	local plain
-	for plain in "" --plain; do
-		run xg-test prompt sha256 $plain <<<''
+	local portable
+	for portable in "" --portable; do
+		run xg-test prompt sha256 $portable <<<''
 		assert_output 01ba4719c80b6fe911b091a7c05124b64eeece964e09c058ef8f9805daca546b
-		run xg-test prompt sha256 $plain < /dev/null
+		run xg-test prompt sha256 $portable < /dev/null
 		assert_output e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
-		run bash -c "printf abc | xg-test prompt sha256 $plain"
+		run bash -c "printf abc | xg-test prompt sha256 $portable"
 		assert_output ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad
-		run bash -c "printf abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq | xg-test prompt sha256 $plain"
+		run bash -c "printf abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq | xg-test prompt sha256 $portable"
 		assert_output 248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1
-		run bash -c "printf a | xg-test prompt sha256 $plain 1000000"
+		run bash -c "printf a | xg-test prompt sha256 $portable 1000000"
 		assert_output cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0
 	done
 }
 
 @test "The SHA-256 agrees with sha256sum at every block boundary, both ways" {
-	# Where the CPU has SHA-NI the default is the instructions, --plain
-	# the C; lengths on each side of the 56-byte padding limit and the
-	# 64-byte block, and some of many blocks.
+	# Where the CPU has SHA-NI the default uses it and --portable does not;
+	# lengths on each side of the 56-byte padding limit and the 64-byte
+	# block, and some of many blocks.
 	local data="$BATS_TEST_TMPDIR/data" n want
 	head -c 70000 /dev/urandom >"$data"
 	for n in 0 1 55 56 57 63 64 65 119 120 127 128 129 1000 4096 65537 70000; do
 		want=$(head -c $n "$data" | sha256sum | cut -d' ' -f1)
 		run bash -c "head -c $n '$data' | xg-test prompt sha256"
 		assert_output "$want"
-		run bash -c "head -c $n '$data' | xg-test prompt sha256 --plain"
+		run bash -c "head -c $n '$data' | xg-test prompt sha256 --portable"
 		assert_output "$want"
 	done
 }

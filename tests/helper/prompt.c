@@ -8,14 +8,14 @@
 #include "sha256.h"
 
 static const char *const usage[] = {
-	"xg-test-prompt sha256 [--plain] [repeat]",
+	"xg-test-prompt sha256 [--portable] [repeat]",
 	"xg-test-prompt render template vars-json",
 	"xg-test-prompt escape text",
 	NULL
 };
 
 static const struct xg_option options[] = {
-	{ 'p', 0, "plain", NULL, "hash with the plain C block function" },
+	{ 'p', 0, "portable", NULL, "hash without the SHA extensions" },
 	{ 0 }
 };
 
@@ -25,7 +25,7 @@ static const struct xg_command cmd = {
 
 /* The digest of standard input, fed repeat times in odd-sized pieces so
  * block boundaries are crossed in every way. */
-static int sha256(unsigned long long repeat)
+static int sha256(int portable, unsigned long long repeat)
 {
 	struct xg_buf in = XG_BUF_INIT(0);
 	struct xg_sha256 c;
@@ -35,7 +35,10 @@ static int sha256(unsigned long long repeat)
 
 	if (xg_read_fd(0, &in) < 0)
 		xg_die_errno(XG_EX_IOERR, "cannot read standard input");
-	xg_sha256_init(&c);
+	if (portable)
+		xg_sha256_init_portable(&c);
+	else
+		xg_sha256_init(&c);
 	for (r = 0; r < repeat; r++) {
 		size_t off = 0, step = 1;
 
@@ -59,14 +62,14 @@ int cmd__prompt(int argc, char **argv)
 	struct xg_opts o;
 	const char *arg;
 	char *s;
-	int rc = 0;
+	int rc = 0, portable = 0;
 
 	xg_prog_init("xg-test-prompt");
 	xg_opt_init(&o, &cmd, argc, argv);
 	while (xg_opt_next(&o, &arg) != -1)
-		xg_sha256_plain = 1;
+		portable = 1;
 	if (o.nargs >= 1 && !strcmp(o.args[0], "sha256")) {
-		rc = sha256(o.nargs > 1 ? xg_opt_number(&cmd, "repeat", o.args[1], 0) : 1);
+		rc = sha256(portable, o.nargs > 1 ? xg_opt_number(&cmd, "repeat", o.args[1], 0) : 1);
 	} else if (o.nargs == 3 && !strcmp(o.args[0], "render")) {
 		jv vars = jv_parse(o.args[2]);
 
