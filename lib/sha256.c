@@ -1,3 +1,8 @@
+/*
+ * SHA-256 (FIPS 180-4): the rounds in portable C, and the same rounds
+ * with the x86-64 SHA instructions, which xg_sha256_init picks where the
+ * CPU has them.
+ */
 #include "xg.h"
 #include "cpu.h"
 #include "sha256.h"
@@ -96,7 +101,6 @@ static void blocks_ni(uint32_t st[8], const unsigned char *p, size_t nblocks)
 	_mm_storeu_si128((__m128i *)&st[0], _mm_blend_epi16(t, cdgh, 0xF0));	/* a b c d */
 	_mm_storeu_si128((__m128i *)&st[4], _mm_alignr_epi8(cdgh, t, 8));	/* e f g h */
 }
-
 #endif
 
 void xg_sha256_init_portable(struct xg_sha256 *c)
