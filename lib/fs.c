@@ -196,10 +196,16 @@ int xg_read_file(const char *path, struct xg_buf *b)
 
 int xg_mkdir_p(const char *path, mode_t mode)
 {
-	char *p = xg_strdup(path);
+	char *p;
 	char *s;
 
-	for (s = p + 1; ; s++) {
+	/* The parents are nearly always there already: one call, not one per
+	 * component from the root.  Any other failure walks down from the
+	 * top, which names the component that cannot be made. */
+	if (mkdir(path, mode) == 0 || errno == EEXIST)
+		return 0;
+	p = xg_strdup(path);
+	for (s = p + (*p == '/'); ; s++) {
 		if (*s == '/' || *s == '\0') {
 			char c = *s;
 			*s = '\0';
