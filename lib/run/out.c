@@ -27,7 +27,7 @@ int xg_run_out_open(struct xg_run_out *o, const char *id)
 	/* A run's records hold prompts, tool output and file contents: only
 	 * their owner reads them, as with conversations. */
 	if (xg_mkdir_p(o->dir, 0700) < 0)
-		return -1;
+		goto fail;
 	path = xg_path_join(o->dir, "events.ndjson");
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	fp = fd < 0 ? NULL : fdopen(fd, "a");
@@ -36,7 +36,7 @@ int xg_run_out_open(struct xg_run_out *o, const char *id)
 		if (fd >= 0)
 			close(fd);
 		free(path);
-		return -1;
+		goto fail;
 	}
 	free(path);
 	xg_rec_writer_init(&o->ev, fp);
@@ -48,6 +48,12 @@ int xg_run_out_open(struct xg_run_out *o, const char *id)
 	/* A crash keeps every record written before it. */
 	o->ev.flush_each = 1;
 	return 0;
+fail:
+	/* No folder, no run.json and no index line: the records still go to
+	 * standard output, and the one error above says why. */
+	free(o->dir);
+	o->dir = NULL;
+	return -1;
 }
 
 void xg_run_out_release(struct xg_run_out *o)
