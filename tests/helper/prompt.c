@@ -62,12 +62,12 @@ int cmd__prompt(int argc, char **argv)
 	struct xg_opts o;
 	const char *arg;
 	char *s;
-	int rc = 0, portable = 0;
+	int rc = 0, portable = 0, id;
 
 	xg_prog_init("xg-test-prompt");
 	xg_opt_init(&o, &cmd, argc, argv);
-	while (xg_opt_next(&o, &arg) != -1)
-		portable = 1;
+	while ((id = xg_opt_next(&o, &arg)) != -1)
+		portable |= id == 'p';
 	if (o.nargs >= 1 && !strcmp(o.args[0], "sha256")) {
 		rc = sha256(portable, o.nargs > 1 ? xg_opt_number(&cmd, "repeat", o.args[1], 0) : 1);
 	} else if (o.nargs == 3 && !strcmp(o.args[0], "render")) {
