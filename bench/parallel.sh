@@ -49,6 +49,11 @@ argv = [bindir + "/xg", "run", "--json"] if cmd == "xg run" else [bindir + "/xg-
 names = ("xg", "xg-run", "xg-snapshot", "xg-choices", "xg-prompt-compi")
 peak = {"pss": 0, "procs": 0}
 done = threading.Event()
+def pss(pid):
+    for line in open("/proc/%s/smaps_rollup" % pid):
+        if line.startswith("Pss:"):
+            return int(line.split()[1])
+    return 0
 def sample():
     while not done.is_set():
         total, procs = 0, 0
@@ -58,10 +63,7 @@ def sample():
             try:
                 if open("/proc/%s/comm" % p).read().strip() not in names:
                     continue
-                for line in open("/proc/%s/smaps_rollup" % p):
-                    if line.startswith("Pss:"):
-                        total += int(line.split()[1]); procs += 1
-                        break
+                total += pss(p); procs += 1
             except OSError:
                 pass
         if total > peak["pss"]:
@@ -90,12 +92,7 @@ floor = [subprocess.Popen([bindir + "/../bench/bin/curl-floor", "--hold"], stdin
                           stdout=subprocess.PIPE) for _ in range(runs)]
 for p in floor:
     p.stdout.readline()
-total = 0
-for p in floor:
-    for line in open("/proc/%d/smaps_rollup" % p.pid):
-        if line.startswith("Pss:"):
-            total += int(line.split()[1])
-            break
+total = sum(pss(p.pid) for p in floor)
 for p in floor:
     p.stdin.close()
     p.wait()

@@ -241,18 +241,27 @@ int xg_env_fd(const char *name)
 	return fd;
 }
 
-int xg_lock_timeout_ms(void)
+int xg_env_number(const char *name, long lo, long hi, long *n)
 {
-	const char *s = getenv("XG_LOCK_TIMEOUT");
+	const char *s = getenv(name);
 	char *end;
-	long n;
+	long v;
 
 	if (!s || !*s)
-		return XG_LOCK_TIMEOUT_MS;
-	n = strtol(s, &end, 10);
-	if (*end || n < 0 || n > INT_MAX)
-		return XG_LOCK_TIMEOUT_MS;
-	return (int)n;
+		return 0;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*n = v;
+	return 1;
+}
+
+int xg_lock_timeout_ms(void)
+{
+	long n;
+
+	return xg_env_number("XG_LOCK_TIMEOUT", 0, INT_MAX, &n) > 0 ? (int)n : XG_LOCK_TIMEOUT_MS;
 }
 
 long xg_lock_holder(int fd)

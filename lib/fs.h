@@ -39,6 +39,10 @@ int xg_read_fd(int fd, struct xg_buf *b);
  * environment.
  */
 int xg_env_fd(const char *name);
+/* The whole decimal number in the environment variable name, from lo to
+ * hi, in *n: 1; 0 when it is unset or empty; -1 when it is anything else
+ * (the caller says what that means, and *n is untouched). */
+int xg_env_number(const char *name, long lo, long hi, long *n);
 /* Creates a directory and its parents. */
 int xg_mkdir_p(const char *path, mode_t mode);
 

@@ -44,20 +44,17 @@ int xg_snapshot_stage_cwd(const struct xg_rec *rec, const char *input, const cha
 /* The longest wait for the cue: XG_SNAPSHOT_WAIT_MS, else the default. */
 static int cue_ms(void)
 {
-	const char *s = getenv("XG_SNAPSHOT_WAIT_MS");
-	char *end;
 	long n;
 
-	if (!s || !*s)
-		return XG_SNAPSHOT_CUE_MS;
-	errno = 0;
-	n = strtol(s, &end, 10);
-	if (errno || end == s || *end || n < 0 || n > XG_SNAPSHOT_CUE_MAX_MS) {
+	switch (xg_env_number("XG_SNAPSHOT_WAIT_MS", 0, XG_SNAPSHOT_CUE_MAX_MS, &n)) {
+	case 1:
+		return (int)n;
+	case -1:
 		xg_warn("ignoring XG_SNAPSHOT_WAIT_MS=%s: not a number of milliseconds from 0 to %d",
-			s, XG_SNAPSHOT_CUE_MAX_MS);
-		return XG_SNAPSHOT_CUE_MS;
+			getenv("XG_SNAPSHOT_WAIT_MS"), XG_SNAPSHOT_CUE_MAX_MS);
+		break;
 	}
-	return (int)n;
+	return XG_SNAPSHOT_CUE_MS;
 }
 
 /*
