@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# The tools xg-run offers the model and the jq tool gate (lib/run/tools.c,
-# lib/run/gate.c), through the test driver (xg-test tools), which runs one
+# The tools xg-run offers the model and the jq tool gate (lib/tools/tools.c,
+# lib/tools/gate.c), through the test driver (xg-test tools), which runs one
 # call and prints {"gate":..., "result":...} on one line.
 
 load lib/helper

@@ -47,8 +47,7 @@
 #include "rec.h"
 #include "choices/choices.h"
 #include "run/run.h"
-#include "run/gate.h"
-#include "run/tools.h"
+#include "tools/tools.h"
 
 /* ---- out.c: where the records go ---- */
 

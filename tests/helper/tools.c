@@ -22,6 +22,7 @@
 #include "xg.h"
 #include "xg-test.h"
 #include "run/internal.h"
+#include "tools/internal.h"
 
 static const char *const usage[] = {
 	"xg-test-tools [--workspace dir] [--run-dir dir] [--ask command] "

@@ -4,7 +4,7 @@
  * with ok false rather than an error of the run.
  */
 #include "xg.h"
-#include "run/tools.h"
+#include "tools/internal.h"
 
 jv xg_tool_result(int ok, jv output)
 {

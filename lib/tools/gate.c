@@ -2,7 +2,7 @@
  * The tool gate: a jq filter compiled once, run on each tool_call record.
  */
 #include "xg.h"
-#include "run/gate.h"
+#include "tools/internal.h"
 #include <jq.h>
 
 struct xg_gate {

@@ -5,7 +5,7 @@
  * text with one mark a state for the model to read back.
  */
 #include "xg.h"
-#include "run/tools.h"
+#include "tools/internal.h"
 
 static const char *const todo_states[] = { "pending", "in_progress", "completed" };
 

@@ -6,7 +6,7 @@
  * it assumed; the result's answered field tells the two apart.
  */
 #include "xg.h"
-#include "run/tools.h"
+#include "tools/internal.h"
 #include <sys/wait.h>
 
 static void ask_sink(void *data, const char *p, size_t n)

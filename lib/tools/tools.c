@@ -5,7 +5,7 @@
  * Then the dispatch, which finds a call's tool in the table.
  */
 #include "xg.h"
-#include "run/tools.h"
+#include "tools/internal.h"
 
 /*
  * The table, in the order the model is shown the tools.  Each description

@@ -14,7 +14,7 @@
  * sandboxed and fills in struct xg_tool_sandbox (tools.h).
  */
 #include "xg.h"
-#include "run/tools.h"
+#include "tools/internal.h"
 #include <spawn.h>
 #include <sys/wait.h>
 

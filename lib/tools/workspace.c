@@ -20,7 +20,7 @@
  * error (ELOOP or ENOTDIR), never a step outside.
  */
 #include "xg.h"
-#include "run/tools.h"
+#include "tools/internal.h"
 #include <linux/openat2.h>
 #include <sys/syscall.h>
 

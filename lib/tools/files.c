@@ -13,7 +13,7 @@
  * file's line endings and byte order mark.
  */
 #include "xg.h"
-#include "run/tools.h"
+#include "tools/internal.h"
 
 /* How much of a file's start is searched for a NUL (git's heuristic). */
 #define BINARY_SNIFF 8000

@@ -12,7 +12,7 @@
  * or an abort: TERM, a grace, then KILL.
  */
 #include "xg.h"
-#include "run/tools.h"
+#include "tools/internal.h"
 #include "exec.h"
 #include <poll.h>
 #include <sched.h>

@@ -11,7 +11,7 @@
  * model was shown part of the output.
  */
 #include "xg.h"
-#include "run/tools.h"
+#include "tools/internal.h"
 #include <sys/wait.h>
 
 /* Whether the command can start in dir (else the shell's 126 would hide
