@@ -308,33 +308,22 @@ int xg_run_side_call(struct run *r, jv request, const char *purpose, int flags,
 	return rc;
 }
 
-int xg_run_call(struct run *r, struct turn *t)
+int xg_run_call(struct run *r, struct turn *t, struct xg_provider_error *perr)
 {
-	struct xg_provider_error perr;
 	int rc;
 
 	turn_reset(t);
-	memset(&perr, 0, sizeof(perr));
-	rc = stream(r, t, &perr);
+	memset(perr, 0, sizeof(*perr));
+	rc = stream(r, t, perr);
 	xg_run_count_usage_peek(r, t->usage, NULL);
-	if (rc > 0 && !r->signal && r->rc < 0) {
-		/* A context overflow compacts the history; then the request
-		 * goes once more, and a second overflow fails the run. */
-		int c = xg_run_compact_overflow(r, &perr);
+	return rc;
+}
 
-		if (c == 1) {
-			turn_reset(t);
-			memset(&perr, 0, sizeof(perr));
-			rc = stream(r, t, &perr);
-			xg_run_count_usage_peek(r, t->usage, NULL);
-		} else if (c) {
-			rc = -1;
-		}
-	}
+int xg_run_settle(struct run *r, struct turn *t, int rc, const struct xg_provider_error *perr)
+{
 	if (r->signal || rc == -1 || r->rc >= 0)
 		return r->rc >= 0 ? r->rc : -1;
 	if (rc)
-		return xg_run_provider_fail(r, rc, &perr, NULL);
-	xg_run_compact_note_peek(r, t->usage);
+		return xg_run_provider_fail(r, rc, perr, NULL);
 	return settle(r, t);
 }

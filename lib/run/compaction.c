@@ -7,8 +7,9 @@
  *
  *   when      xg_run_compact_maybe before each request (the last request's
  *             input tokens plus a quarter of the bytes added since, against
- *             the window less the reserve), xg_run_compact_overflow after a
- *             context_overflow answer, xg_run_compact_alone for --compact
+ *             the window less the reserve), xg_run_compact_overflow when the
+ *             loop is told of a context_overflow answer,
+ *             xg_run_compact_alone for --compact
  *   the cut   find_cut: a budget of recent messages kept verbatim, cut
  *             before a user or assistant message, never between a tool
  *             call and its result
@@ -16,8 +17,8 @@
  *             messages and the variant's compaction section; its usage
  *             counts in the run's
  *   after it  a compaction entry in the conversation (the next run starts
- *             from it: xg_run_compact_resume, called while history.c
- *             loads), a compaction record, and the history now the summary,
+ *             from it, as history.c loads it), a compaction record, and
+ *             the history now the summary,
  *             the checkpoint when there is one, and the kept messages
  *
  * The checkpoint is this run's alone: rendered once per compaction from the
@@ -318,18 +319,6 @@ static char *checkpoint_text(struct run *r)
 
 /* ---- compacting ---- */
 
-jv xg_run_summary_message(const char *summary)
-{
-	char *text = xg_asprintf("The earlier part of this conversation was compacted into the "
-				 "summary below, which you wrote for yourself; the messages after "
-				 "it are the most recent ones, as they were.\n\n<summary>\n%s\n"
-				 "</summary>", summary);
-	jv m = user_message(text);
-
-	free(text);
-	return m;
-}
-
 /*
  * Compacts the history now: 0 once it is the summary, the checkpoint and
  * the kept messages; 1 when there is nothing to summarise; else as
@@ -436,26 +425,6 @@ int xg_run_compact_alone(struct run *r)
 	r->status = "completed";
 	r->rc = 0;
 	return 0;
-}
-
-jv xg_run_compact_resume(struct run *r, jv messages, jv entry)
-{
-	const char *summary = xg_json_string_peek(entry, "summary");
-	long long kept = 0;
-	int n = xg_json_length_peek(messages);
-	jv out;
-
-	if (!summary || xg_json_int_peek(entry, "kept", &kept) < 0 || kept < 0) {
-		jv_free(entry);
-		return messages;
-	}
-	if (kept > n)
-		kept = n;
-	out = jv_array_append(jv_array(), xg_run_summary_message(summary));
-	out = jv_array_concat(out, jv_array_slice(messages, n - (int)kept, n));
-	r->compact.head = 1;
-	jv_free(entry);
-	return out;
 }
 
 /* todo starts zeroed, which is no jv to free: only a list is one. */

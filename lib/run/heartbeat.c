@@ -60,6 +60,16 @@ static jv children_of(const struct run *r, int64_t now)
 	return a;
 }
 
+int xg_run_watch_only_subagents(const struct run_watch *w)
+{
+	int i;
+
+	for (i = 0; i < w->ntools; i++)
+		if (!xg_run_subagent_tool(w->tools[i].name))
+			return 0;
+	return w->ntools > 0;
+}
+
 jv xg_run_heartbeat(struct run *r, int64_t now)
 {
 	const struct run_watch *w = &r->watch;

@@ -1,8 +1,8 @@
 /*
  * The conversation of a run: its history loaded as provider messages, and
  * each message, tool result and model change appended as it is complete.
- * A compaction entry restarts the history from its summary and the
- * messages it kept (compaction.c).
+ * A compaction entry (compaction.c writes it) restarts the history from
+ * its summary and the messages it kept.
  */
 #include "xg.h"
 #include "run/internal.h"
@@ -105,6 +105,44 @@ static void note_damage(struct run *r, const struct xg_conv_damage *d)
 	xg_run_emit(r, n);
 }
 
+/* The message a summary stands as at the head of the history. */
+jv xg_run_summary_message(const char *summary)
+{
+	char *text = xg_asprintf("The earlier part of this conversation was compacted into the "
+				 "summary below, which you wrote for yourself; the messages after "
+				 "it are the most recent ones, as they were.\n\n<summary>\n%s\n"
+				 "</summary>", summary);
+	jv m = xg_json_set(jv_object(), "role", jv_string("user"));
+
+	m = xg_json_set(m, "text", jv_string(text));
+	free(text);
+	return m;
+}
+
+/*
+ * The history loaded so far after a compaction entry (both consumed): the
+ * summary, then the messages it kept.
+ */
+static jv resume_after(struct run *r, jv messages, jv entry)
+{
+	const char *summary = xg_json_string_peek(entry, "summary");
+	long long kept = 0;
+	int n = xg_json_length_peek(messages);
+	jv out;
+
+	if (!summary || xg_json_int_peek(entry, "kept", &kept) < 0 || kept < 0) {
+		jv_free(entry);
+		return messages;
+	}
+	if (kept > n)
+		kept = n;
+	out = jv_array_append(jv_array(), xg_run_summary_message(summary));
+	out = jv_array_concat(out, jv_array_slice(messages, n - (int)kept, n));
+	r->compact.head = 1;
+	jv_free(entry);
+	return out;
+}
+
 /* The conversation's messages and tool results as provider messages. */
 int xg_run_load_history(struct run *r)
 {
@@ -157,7 +195,7 @@ int xg_run_load_history(struct run *r)
 		} else if (type && !strcmp(type, "compaction")) {
 			/* From here on the history is the summary and what it kept. */
 			r->messages = close_calls(r->messages, &pending);
-			r->messages = xg_run_compact_resume(r, r->messages, jv_copy(e));
+			r->messages = resume_after(r, r->messages, jv_copy(e));
 		}
 		jv_free(e);
 	}

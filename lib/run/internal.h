@@ -1,41 +1,43 @@
 #ifndef XG_RUN_INTERNAL_H
 #define XG_RUN_INTERNAL_H
 /*
- * Private to lib/run/: nothing outside the folder includes this header
- * (the test driver of the tools excepted).  The public entry is run/run.h.
+ * Private to lib/run/: nothing outside the folder includes this header.
+ * The public entry is run/run.h.
  *
  * What the files of the run share, part by part.  struct run is one run's
- * whole state.  The parts stand in layers, and a part calls only the parts
- * below it:
+ * whole state.  The files, top down: a file calls only files below it.
  *
- *   loop.c      xg_run: the rounds, the tool calls, how the run ends
+ *   loop.c      xg_run: the rounds, the tool calls, how the run ends, and
+ *               what a context overflow means (compact, then once more)
  *   prepare.c   everything before the first request
  *   confine.c   whether bash runs in the sandbox, and how
- *   call.c      one provider call, and run_start at its first event
- *   history.c   the conversation: loaded, and appended to
- *   compaction.c  the older history summarised when the context fills,
- *               and the checkpoint that follows a summary in this run
- *   input.c     the upstream records, and a snapshot taken when none came
+ *   goal.c      a goal's tools and the check of a completion claim
  *   slice.c     work slices: the policy, each slice's evidence, the stop
  *               and report at a boundary, its checkpoint, the continuation
- *   summary.c   the run's own records (run_start, run_end, run.json) and
- *               its outcome (xg_run_fail)
- *   goal.c      a goal's tools and the check of a completion claim
- *   out.c       where every record goes
- *   thread.c    the run's threads, which take no signal
+ *   compaction.c
+ *               the older history summarised when the context fills, and
+ *               the checkpoint that follows a summary in this run
+ *   call.c      one provider call, and run_start at its first event
  *   stall.c     the stall watch: a thread that keeps the run's clock and
  *               its children's, stops what stalled and writes heartbeats
  *   heartbeat.c the heartbeat record, made from the watch's state
+ *   signal.c    what SIGINT and SIGTERM stop (the tools, the provider
+ *               call, the input, the children)
+ *   child.c     the children followed: their records, clocks and ends
  *   subagent.c  spawn_subagent and wait_subagents: child runs, each an
  *               xg-run process
- *   child.c     the children followed: their records, clocks and ends
  *   profile.c   the subagent profiles: the tools a child is given
+ *   input.c     the upstream records, and a snapshot taken when none came
+ *   history.c   the conversation: loaded (from a compaction's summary
+ *               on), and appended to
+ *   summary.c   the run's own records (run_start, run_end, run.json) and
+ *               its outcome (xg_run_fail)
+ *   thread.c    the run's threads, which take no signal
+ *   out.c       where every record goes; each record of the run's own is
+ *               an event of the watch's clock (xg_run_emit)
  *
- * signal.c stands beside them, called only from loop.c: its handler stops
- * what is running (the tools, the provider call, the input).
- *
- * The tools (run/tools.h) and the gate (run/gate.h), which this header
- * brings along, are beneath it all and know nothing of the run.
+ * The tools and the gate are a room of their own (tools/tools.h), beneath
+ * the run, knowing nothing of it.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -85,6 +87,13 @@ void xg_run_out_pass(struct xg_run_out *o, const struct xg_rec *rec);
 
 /* Writes runs/ID/run.json (info consumed) atomically; -1 after a message. */
 int xg_run_out_summary(struct xg_run_out *o, jv info);
+
+struct run;
+/* Writes one of the run's own records (consumed), held back until
+ * run_start is out; each but a heartbeat is an event of the watch. */
+void xg_run_emit(struct run *r, jv rec);
+/* Something happened: the watch's clock starts again. */
+void xg_run_watch_event(struct run *r);
 
 /* ---- the run ---- */
 
@@ -273,8 +282,6 @@ int xg_run_stall_parse(struct run_stall_policy *pol, const char *spec, char *err
 void xg_run_watch_start(struct run *r);
 /* Ends every child (subagent.c), then stops the thread; idempotent. */
 void xg_run_watch_stop(struct run *r);
-/* Something happened: the clock starts again (not for a heartbeat). */
-void xg_run_watch_event(struct run *r);
 /* The run goes inside a tool call (args only looked at), and out again. */
 void xg_run_watch_tool_begin(struct run *r, const char *id, const char *name, jv args);
 void xg_run_watch_tool_end(struct run *r, const char *id);
@@ -285,13 +292,13 @@ void xg_run_watch_retry(struct run *r, int attempt, int of, long delay_ms);
 /* Ends the run as stalled for why (under the watch's lock); 0 when a
  * signal or another stall came first. */
 int xg_run_watch_stall(struct run *r, const char *why);
-/* Whether every tool the run is inside is a subagent tool. */
-int xg_run_watch_only_subagents(const struct run_watch *w);
 
 /* ---- heartbeat.c ---- */
 
 /* The heartbeat record of r at now (under the watch's lock). */
 jv xg_run_heartbeat(struct run *r, int64_t now);
+/* Whether every tool the run is inside is a subagent tool. */
+int xg_run_watch_only_subagents(const struct run_watch *w);
 /* A tool's age, for records: {"name", "id", "ms", "detail"?}. */
 jv xg_run_watch_tool_peek(const struct run_watch_tool *t, int64_t now);
 
@@ -343,9 +350,6 @@ int xg_run_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
  * Returns rc. */
 __attribute__((format(printf, 3, 4)))
 int xg_run_fail(struct run *r, int rc, const char *fmt, ...);
-/* Writes one of the run's own records (consumed), held back until
- * run_start is out. */
-void xg_run_emit(struct run *r, jv rec);
 /* {"input", "cached_input", "output"} */
 jv xg_run_usage(long long in, long long cached, long long out);
 /* run_start and the first run.json, then the records held back. */
@@ -416,6 +420,8 @@ int xg_run_remembered(struct run *r);
 /* The conversation's messages and tool results as provider messages, in
  * r->messages; 0 or fails the run. */
 int xg_run_load_history(struct run *r);
+/* The message a summary stands as at the head of the history (new). */
+jv xg_run_summary_message(const char *summary);
 /* Records a model other than the conversation's last; 0 or fails the run. */
 int xg_run_note_model_change(struct run *r);
 /* Adds a user message to the request, the conversation and the records;
@@ -441,11 +447,6 @@ void xg_run_compact_note_peek(struct run *r, jv usage);
 /* The whole of an xg-run --compact run, once prepared: the conversation
  * compacted now; returns r->rc. */
 int xg_run_compact_alone(struct run *r);
-/* The message a summary stands as at the head of the history (owned). */
-jv xg_run_summary_message(const char *summary);
-/* The history loaded so far after a compaction entry (both consumed): the
- * summary, then the messages it kept. */
-jv xg_run_compact_resume(struct run *r, jv messages, jv entry);
 void xg_run_compact_release(struct run *r);
 
 /* ---- prepare.c: before the first request ---- */
@@ -483,11 +484,18 @@ void xg_run_turn_init(struct turn *t, struct run *r);
 void xg_run_turn_release(struct turn *t);
 /*
  * Sends the next request (all of the run so far) and streams its reply
- * into t, counting its usage.  Returns 0 once the reply is settled in the
- * messages, the conversation and the records; otherwise the loop ends:
- * r->rc when the run failed, -1 when it was stopped.
+ * into t, counting its usage.  Returns 0, the provider's exit code with
+ * *perr saying what went wrong (the loop decides what an overflow means),
+ * or -1 when it was stopped.
  */
-int xg_run_call(struct run *r, struct turn *t);
+int xg_run_call(struct run *r, struct turn *t, struct xg_provider_error *perr);
+/*
+ * What xg_run_call returned, rc, made the call's end: 0 once the reply is
+ * settled in the messages, the conversation and the records; otherwise
+ * the loop ends: r->rc when the run failed (the provider's error in
+ * *perr), -1 when it was stopped.
+ */
+int xg_run_settle(struct run *r, struct turn *t, int rc, const struct xg_provider_error *perr);
 /* Writes run_start once the rest of the input is in (a signal cuts the
  * wait short), and the records held back until then; once. */
 void xg_run_begin(struct run *r);

@@ -266,6 +266,27 @@ static int end_or_repair(struct run *r, const struct turn *t, int *repaired)
 	return 0;
 }
 
+/*
+ * One call of the rounds.  A context overflow compacts the history; then
+ * the request goes once more, and a second overflow fails the run.
+ */
+static int call(struct run *r, struct turn *t)
+{
+	struct xg_provider_error perr;
+	int rc = xg_run_call(r, t, &perr), c;
+
+	if (rc > 0 && !r->signal && r->rc < 0) {
+		c = xg_run_compact_overflow(r, &perr);
+		if (c == 1)
+			rc = xg_run_call(r, t, &perr);
+		else if (c)
+			rc = -1;
+	}
+	if (!rc && !r->signal && r->rc < 0)
+		xg_run_compact_note_peek(r, t->usage);
+	return xg_run_settle(r, t, rc, &perr);
+}
+
 /* The conversation so far and the request, then the rounds. */
 static int converse(struct run *r)
 {
@@ -278,7 +299,7 @@ static int converse(struct run *r)
 	    xg_run_add_request_message(r))
 		goto out;
 	for (;;) {
-		if (r->signal || xg_run_compact_maybe(r) || xg_run_call(r, &t))
+		if (r->signal || xg_run_compact_maybe(r) || call(r, &t))
 			break;
 		n = xg_json_length_peek(t.calls);
 		for (i = 0; i < n; i++)

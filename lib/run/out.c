@@ -2,7 +2,8 @@
  * A run's records, to standard output and to the run's directory
  * (events.ndjson: its own records, and the notices it passes on).  A
  * record is written under the output's lock: the stall watch's thread
- * writes too.
+ * writes too.  xg_run_emit, the one way the run's own records go out,
+ * also tells the watch that something happened.
  */
 #include "xg.h"
 #include "run/internal.h"
@@ -122,4 +123,32 @@ int xg_run_out_summary(struct xg_run_out *o, jv info)
 	free(path);
 	xg_buf_release(&b);
 	return rc;
+}
+
+/* ---- the run's own records, each an event of the watch's clock ---- */
+
+void xg_run_watch_event(struct run *r)
+{
+	struct run_watch *w = &r->watch;
+
+	if (!w->running)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->last_event = xg_clock_ms();
+	w->heard = 1;
+	w->retry_at = 0;
+	pthread_mutex_unlock(&w->lock);
+}
+
+void xg_run_emit(struct run *r, jv rec)
+{
+	const char *type = xg_json_string_peek(rec, "type");
+
+	/* Every record of the run but a heartbeat is an event of its clock. */
+	if (!type || strcmp(type, "heartbeat"))
+		xg_run_watch_event(r);
+	if (r->begun)
+		xg_run_out_write(&r->out, rec);
+	else
+		r->pending = jv_array_append(r->pending, rec);
 }

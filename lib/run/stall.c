@@ -106,19 +106,6 @@ int xg_run_stall_parse(struct run_stall_policy *pol, const char *spec, char *err
 
 /* ---- the clock's inputs, from the loop's thread ---- */
 
-void xg_run_watch_event(struct run *r)
-{
-	struct run_watch *w = &r->watch;
-
-	if (!w->running)
-		return;
-	pthread_mutex_lock(&w->lock);
-	w->last_event = xg_clock_ms();
-	w->heard = 1;
-	w->retry_at = 0;
-	pthread_mutex_unlock(&w->lock);
-}
-
 void xg_run_watch_tool_begin(struct run *r, const char *id, const char *name, jv args)
 {
 	struct run_watch *w = &r->watch;
@@ -205,16 +192,6 @@ int xg_run_watch_stall(struct run *r, const char *why)
 		xg_provider_abort(p);
 	xg_run_input_abort();
 	return 1;
-}
-
-int xg_run_watch_only_subagents(const struct run_watch *w)
-{
-	int i;
-
-	for (i = 0; i < w->ntools; i++)
-		if (!xg_run_subagent_tool(w->tools[i].name))
-			return 0;
-	return w->ntools > 0;
 }
 
 /* The run's own rule, at now (under the lock). */

@@ -4,7 +4,7 @@
  *
  * run_start is always the run's first record, and it names the snapshot,
  * which may still be coming when the run's first records are made: so
- * those are held back (xg_run_emit) until xg_run_write_start sends
+ * those are held back (xg_run_emit, out.c) until xg_run_write_start sends
  * run_start and then them.  A failure (xg_run_fail) is noted in the run
  * for run_end and run.json to report, and said on standard error at once.
  * The run's last run.json also goes to the runs index, as one line.
@@ -29,19 +29,6 @@ int xg_run_fail(struct run *r, int rc, const char *fmt, ...)
 	r->status = "failed";
 	r->rc = rc;
 	return rc;
-}
-
-void xg_run_emit(struct run *r, jv rec)
-{
-	const char *type = xg_json_string_peek(rec, "type");
-
-	/* Every record of the run but a heartbeat is an event of its clock. */
-	if (!type || strcmp(type, "heartbeat"))
-		xg_run_watch_event(r);
-	if (r->begun)
-		xg_run_out_write(&r->out, rec);
-	else
-		r->pending = jv_array_append(r->pending, rec);
 }
 
 static jv snapshot_commit(const struct run *r)

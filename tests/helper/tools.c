@@ -21,7 +21,6 @@
 #include <sys/wait.h>
 #include "xg.h"
 #include "xg-test.h"
-#include "run/internal.h"
 #include "tools/internal.h"
 
 static const char *const usage[] = {
