@@ -24,6 +24,15 @@ const char *xg_json_string_peek(jv obj, const char *key)
 	return jv_string_value(v);
 }
 
+int xg_json_string_has_nul_peek(jv obj, const char *key)
+{
+	jv v = xg_json_get_peek(obj, key);
+
+	if (jv_get_kind(v) != JV_KIND_STRING)
+		return 0;
+	return memchr(jv_string_value(v), 0, (size_t)jv_string_length_bytes(jv_copy(v))) != NULL;
+}
+
 int xg_json_number_peek(jv obj, const char *key, double *out)
 {
 	jv v = xg_json_get_peek(obj, key);

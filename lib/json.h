@@ -25,6 +25,9 @@ struct xg_buf;
 jv xg_json_get_peek(jv obj, const char *key);
 /* The string under key, or NULL when absent or not a string. */
 const char *xg_json_string_peek(jv obj, const char *key);
+/* Whether the string under key holds a NUL byte, so that its C string is
+ * only a part of it (a path or a command that must be refused). */
+int xg_json_string_has_nul_peek(jv obj, const char *key);
 /* 0 and *out set when key holds a number (an integer for _int), else -1. */
 int xg_json_number_peek(jv obj, const char *key, double *out);
 int xg_json_int_peek(jv obj, const char *key, long long *out);

@@ -453,6 +453,20 @@ tool_on_terminal() {
 	assert [ ! -e new ]
 }
 
+@test "a path or a command holding a NUL byte is refused, and nothing is made" {
+	for t in write read edit; do
+		tool "$t" '{"path":"x\u0000/../../outside/w","content":"pwned","edits":[{"old_text":"a","new_text":"b"}]}'
+		assert_equal "$(field ok)" false
+		assert_equal "$(field output)" "$t: 'path' holds a NUL byte, which no file name can"
+	done
+	assert [ ! -e x ]
+	assert [ ! -e "$OUT/w" ]
+	tool bash '{"command":"touch made\u0000; echo pwned"}'
+	assert_equal "$(field ok)" false
+	assert_equal "$(field output)" "bash: 'command' holds a NUL byte, which a shell command cannot"
+	assert [ ! -e made ]
+}
+
 @test "write refuses an absolute path outside the workspace" {
 	tool write "{\"path\":\"$OUT/abs.txt\",\"content\":\"x\"}"
 	assert_equal "$(field ok)" false

@@ -275,6 +275,8 @@ jv xg_tool_bash_peek(const struct xg_tool_ctx *ctx, jv args)
 
 	if (!command)
 		return xg_tool_fail("bash: 'command' must be a string");
+	if (xg_json_string_has_nul_peek(args, "command"))
+		return xg_tool_fail("bash: 'command' holds a NUL byte, which a shell command cannot");
 	if (timeout_arg_peek(args, &timeout_s, &clamped) < 0)
 		return xg_tool_fail("bash: 'timeout' must be a number of seconds above 0");
 	if (xg_tool_proc_aborted(ctx))

@@ -137,6 +137,10 @@ char *xg_tool_workspace_path_peek(const struct xg_tool_ctx *ctx, const char *too
 		*err = xg_tool_fail("%s: 'path' must be a non-empty string", tool);
 		return NULL;
 	}
+	if (xg_json_string_has_nul_peek(args, "path")) {
+		*err = xg_tool_fail("%s: 'path' holds a NUL byte, which no file name can", tool);
+		return NULL;
+	}
 	resolved = xg_tool_workspace_resolve(ctx->workspace, path, &inside);
 	if (!resolved) {
 		*err = xg_tool_fail("%s: cannot resolve '%s': %s", tool, path, strerror(errno));
