@@ -1,3 +1,8 @@
+/*
+ * Files (fs.h): whole files written atomically, appends under an exclusive
+ * lock that waits at most a timeout, directories made, and numbers read
+ * from the environment within bounds.
+ */
 #include "xg.h"
 #include <sys/file.h>
 #include <libgen.h>
@@ -315,7 +320,7 @@ static void report_busy(const char *path, int fd, int timeout_ms)
 
 int xg_lock_file(const char *path, int flags, int timeout_ms)
 {
-	return xg_lock_file_mode(path, flags, 0644, timeout_ms);
+	return xg_lock_file_mode(path, flags, 0600, timeout_ms);
 }
 
 int xg_lock_file_mode(const char *path, int flags, mode_t mode, int timeout_ms)

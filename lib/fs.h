@@ -47,14 +47,14 @@ int xg_env_number(const char *name, long lo, long hi, long *n);
 int xg_mkdir_p(const char *path, mode_t mode);
 
 /*
- * Opens (creating it 0644 when create is set) and locks path exclusively,
+ * Opens (creating it 0600 when create is set: every lock xg keeps is its
+ * owner's alone) and locks path exclusively,
  * waiting at most timeout_ms (XG_LOCK_TIMEOUT in the environment overrides
  * the default).  Returns the descriptor, or -1 (errno EWOULDBLOCK on a
  * timeout).
  */
 int xg_lock_file(const char *path, int flags, int timeout_ms);
-/* As xg_lock_file, creating the file with mode (e.g. 0600 for a file that
- * may hold secrets). */
+/* As xg_lock_file, creating the file with mode. */
 int xg_lock_file_mode(const char *path, int flags, mode_t mode, int timeout_ms);
 /* The timeout from XG_LOCK_TIMEOUT (milliseconds), or the default. */
 int xg_lock_timeout_ms(void);

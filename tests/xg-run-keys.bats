@@ -159,6 +159,47 @@ refute_keys() {
 	[ -s "$dir/events.ndjson" ] && [ -s "$dir/run.json" ]
 }
 
+@test "every path under XG_HOME after a run with tools is 0700 or 0600, under umask 022 and 000" {
+	for mask in 022 000; do
+		# config/ and its models.json are the test's own (serve writes them).
+		rm -rf "$XG_HOME"; mkdir -m 700 "$XG_HOME" "$XG_HOME/config"
+		serve openai-chat < <(bash_step 'seq 100000'; echo '{"text": "ok"}')
+		(
+			umask "$mask"
+			xg-choices set --mode normal --model fake/m >/dev/null
+			mkdir -p "$BATS_TEST_TMPDIR/v$mask"
+			cp -R "$XG_SRCDIR/prompts" "$BATS_TEST_TMPDIR/v$mask/p"
+			xg-prompt-compile save mine "$BATS_TEST_TMPDIR/v$mask/p" >/dev/null
+			env -u FAKE_PROVIDER_KEY xg-run --model fake/m "modes" </dev/null >/dev/null
+		)
+		[ -n "$(find "$XG_HOME/state/runs" -path '*/tool-output/*' -type f)" ] ||
+			fail "the run kept no tool output to check"
+		[ -n "$(find "$XG_HOME/data" -type f)" ] || fail "no variant was saved"
+		[ -n "$(find "$XG_HOME/config" -name choices.json)" ] || fail "no choice was saved"
+		run find "$XG_HOME" -mindepth 1 ! -path "$XG_HOME/config/models.json" \
+			\( \( -type d ! -perm 700 \) -o \( -type f ! -perm 600 \) \)
+		assert_output ""
+	done
+}
+
+@test "a subagent's brief and a kept tool output hold no key" {
+	serve openai-chat < <(
+		jq -cn --arg k "$XG_TEST_KEY" '{when: "PARENT-MARK", tool_calls: [
+			{id: "s1", name: "spawn_subagent", args: {brief: ("BRIEF: use " + $k + " here"), profile: "explore", name: "w"}},
+			{id: "w1", name: "wait_subagents", args: {}}]}'
+		echo '{"when": "BRIEF", "unless": "PARENT-MARK", "text": "child done"}'
+		bash_step "seq 100000; echo $XG_TEST_KEY" | jq -c '. + {when: "PARENT-MARK"}'
+		echo '{"when": "PARENT-MARK", "text": "ok"}'
+	)
+	xgrun "PARENT-MARK: keys"
+	assert_success
+	brief=$(cat "$XG_HOME"/state/runs/*/subagents/w.input.ndjson)
+	[[ "$brief" == *"use <redacted> here"* ]] || fail "the brief is not redacted: ${brief//$XG_TEST_KEY/KEY}"
+	kept=$(cat "$XG_HOME"/state/runs/*/tool-output/*)
+	[[ "$kept" == *"<redacted>"* ]] || fail "the kept output has no <redacted>"
+	refute_keys "$brief$kept" "the brief or the kept output"
+}
+
 @test "the xg-snapshot a run starts gets a copy of the environment without its keys" {
 	serve openai-chat <<<'{"text": "ok"}'
 	mkdir "$BATS_TEST_TMPDIR/lone"

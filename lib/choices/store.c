@@ -129,7 +129,7 @@ int xg_choices_set(const char *account, const char *mode, const char *model,
 	xg_buf_addstr(&out, jv_string_value(text));
 	xg_buf_addch(&out, '\n');
 	jv_free(text);
-	rc = xg_write_atomic(path, out.buf, out.len, 0644) < 0 ? XG_EX_IOERR : 0;
+	rc = xg_write_atomic(path, out.buf, out.len, 0600) < 0 ? XG_EX_IOERR : 0;
 out:
 	if (fd >= 0)
 		close(fd);

@@ -405,7 +405,7 @@ static void remove_tree(const char *dir)
 static int write_into(const char *dir, const char *name, const char *data, size_t len)
 {
 	char *p = xg_path_join(dir, name);
-	int rc = xg_write_atomic(p, data, len, 0644);
+	int rc = xg_write_atomic(p, data, len, 0600);
 
 	free(p);
 	return rc;
@@ -424,7 +424,7 @@ static int store_version(const char *name, const struct xg_prompt_manifest *m, c
 	size_t i;
 	int rc = XG_EX_IOERR;
 
-	if (xg_mkdir_p(vdir, 0755) < 0)
+	if (xg_mkdir_p(vdir, 0700) < 0)
 		goto out;
 	tmp = xg_asprintf("%s/.tmp-XXXXXX", vdir);
 	if (!mkdtemp(tmp)) {
@@ -486,7 +486,7 @@ static int lock_variant(const char *name)
 	char *dir = variant_path(name, NULL), *path = variant_path(name, "lock");
 	int fd = -1;
 
-	if (xg_mkdir_p(dir, 0755) == 0)
+	if (xg_mkdir_p(dir, 0700) == 0)
 		fd = xg_lock_file(path, O_RDWR | O_CREAT, xg_lock_timeout_ms());
 	free(dir);
 	free(path);
@@ -496,7 +496,7 @@ static int lock_variant(const char *name)
 static int write_head(const char *name, const char *version)
 {
 	char *path = variant_path(name, "HEAD"), *line = xg_asprintf("%s\n", version);
-	int rc = xg_write_atomic(path, line, strlen(line), 0644) < 0 ? XG_EX_IOERR : 0;
+	int rc = xg_write_atomic(path, line, strlen(line), 0600) < 0 ? XG_EX_IOERR : 0;
 
 	free(path);
 	free(line);

@@ -138,7 +138,8 @@ static int child_input(const struct run *r, const struct run_child *c, const cha
 
 	q = xg_json_set(q, "text", jv_string(brief));
 	q = xg_json_set(q, "mode", jv_string("normal"));
-	xg_json_dump(&b, q);
+	/* Kept in the run's directory: redacted as everything else there. */
+	xg_json_dump(&b, xg_redact_jv(q));
 	xg_buf_addch(&b, '\n');
 	xg_json_dump(&b, jv_copy(r->model));
 	xg_buf_addch(&b, '\n');

@@ -99,12 +99,10 @@ static int bash_open_full(const struct xg_tool_ctx *ctx, char **path)
 	*path = NULL;
 	if (!ctx->run_dir)
 		return -1;
+	/* The run's own, as its directory is: only its owner reads it. */
 	dir = xg_path_join(ctx->run_dir, "tool-output");
-	name = xg_path_join(dir, "x");
-	if (xg_tool_mkdir_parents(name) < 0)
+	if (xg_mkdir_p(dir, 0700) < 0)
 		goto out;
-	free(name);
-	name = NULL;
 	if (id && *id && id[0] != '.' && strlen(id) <= 128 &&
 	    strspn(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == strlen(id)) {
 		name = xg_asprintf("%s/bash-%s.txt", dir, id);
@@ -121,6 +119,26 @@ out:
 	free(dir);
 	*path = name;
 	return fd;
+}
+
+/*
+ * The saved output with every secret of this process replaced, as in
+ * everything else the run keeps: rewritten only when it holds one.
+ */
+static void bash_redact_full(const char *path)
+{
+	struct xg_buf b = XG_BUF_INIT(0);
+	size_t len;
+
+	if (!xg_redact_longest() || xg_read_file(path, &b) < 0)
+		goto out;
+	if (xg_redact_find(b.buf, b.len, &len) < b.len) {
+		xg_redact_buf(&b);
+		if (xg_write_atomic(path, b.buf, b.len, 0600) < 0)
+			unlink(path);	/* better lost than kept with a key */
+	}
+out:
+	xg_buf_release(&b);
 }
 
 /*
@@ -300,6 +318,8 @@ jv xg_tool_bash_peek(const struct xg_tool_ctx *ctx, jv args)
 		/* Kept only when the model was shown part of it. */
 		if (!jv_is_valid(xg_json_get_peek(r, "full_output_path")))
 			unlink(full_path);
+		else
+			bash_redact_full(full_path);
 	}
 	free(full_path);
 	xg_buf_release(&o.tail);
