@@ -1,3 +1,7 @@
+/*
+ * Allocators that never return NULL (alloc.h): out of memory is exit 70
+ * with a message, and a string copy is never a NULL check for the caller.
+ */
 #include "xg.h"
 
 static void *check(void *p, size_t n)

@@ -1,3 +1,7 @@
+/*
+ * The growable byte buffer with a ceiling (buf.h): bytes, strings and
+ * formatted text added, bytes taken off its front, and its bytes given away.
+ */
 #include "xg.h"
 
 char xg_buf_empty[1];

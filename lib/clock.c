@@ -1,3 +1,7 @@
+/*
+ * Time (clock.h): the monotonic clock for durations, the wall clock, and
+ * RFC 3339 stamps for records.
+ */
 #include "xg.h"
 #include "clock.h"
 

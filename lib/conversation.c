@@ -1,3 +1,8 @@
+/*
+ * Conversations (conversation.h): $state/conversations/ID.jsonl read from
+ * its newest entries back, appended to under its lock, new ids made, and a
+ * torn last line left out with a notice.
+ */
 #include "xg.h"
 #include "conversation.h"
 

@@ -1,3 +1,7 @@
+/*
+ * Errors (err.h): "PROG: message" on standard error, the die and warn
+ * family, and the exit code an errno stands for.
+ */
 #include "xg.h"
 
 const char *xg_progname = "xg";

@@ -1,3 +1,8 @@
+/*
+ * JSON (json.h): libjq's jv behind accessors that follow one ownership
+ * rule (consume, or *_peek), parsing with errors that name the line, and
+ * the dump that writes a record's bytes.
+ */
 #include "xg.h"
 #include <math.h>
 #include <stdint.h>

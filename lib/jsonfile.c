@@ -1,3 +1,7 @@
+/*
+ * Small JSON files of configuration (jsonfile.h): read whole and parsed,
+ * with errors that name the file and the line but never quote the text.
+ */
 #include "xg.h"
 #include "jsonfile.h"
 

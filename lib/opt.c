@@ -1,3 +1,7 @@
+/*
+ * Options from one table per program (opt.h): parsing, and the --help the
+ * same table prints, whose usage lines are the man page's SYNOPSIS.
+ */
 #include "xg.h"
 
 enum { OPT_HELP = -100, OPT_VERSION = -101 };

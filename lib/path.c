@@ -1,3 +1,7 @@
+/*
+ * Where state lives (path.h): the config, data, state and share trees
+ * from XG_HOME, the XDG variables or the home directory, and paths joined.
+ */
 #include "xg.h"
 
 static char *tree(const char *home_sub, const char *xdg_var, const char *fallback,

@@ -1,3 +1,8 @@
+/*
+ * A pipeline of programs joined by pipes (pipeline.h): each stage spawned,
+ * the first fed the caller's bytes, the last writing where the caller says,
+ * and every stage waited for.
+ */
 #include "xg.h"
 #include "pipeline.h"
 #include "exec.h"

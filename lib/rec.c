@@ -1,3 +1,7 @@
+/*
+ * Records, one JSON object per line (rec.h): the streaming reader with
+ * its ceiling on a line, and the writer that flushes each record whole.
+ */
 #include "xg.h"
 #include <poll.h>
 

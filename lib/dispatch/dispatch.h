@@ -5,13 +5,17 @@
  * and the renderer that shows a run's records to a person.  Its one public
  * header.
  *
+ * The files, top down: a file calls only files below it.
+ *
  *   verbs.c   the verbs: run, plan and resume read their command line;
  *             help, version, commands
  *   run.c     the request, the pipeline of a run, its shell form, its output
- *   input.c   what a run takes from standard input besides its operands
- *   resume.c  the conversations of this directory
  *   goal.c    xg goal: xg-goal, its records rendered on a terminal
- *   render.c  the records as a person reads them
+ *   input.c   what a run takes from standard input besides its operands
+ *   compact.c xg compact: xg-run --compact on a conversation
+ *   resume.c  the conversations of this directory
+ *   render.c  the records as a person reads them, and the reply they tell
+ *   row.c     the phase row under the rendered records
  */
 #include <stdio.h>
 #include "json.h"

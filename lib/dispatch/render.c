@@ -14,6 +14,24 @@
 /* How much of a tool's argument or failure a line shows. */
 #define SUMMARY_MAX 80
 
+void xg_dispatch_reply_peek(jv rec, char **reply)
+{
+	const char *type = xg_json_string_peek(rec, "type");
+	const char *role = xg_json_string_peek(rec, "role");
+	const char *text = NULL;
+
+	if (!type)
+		return;
+	if (!strcmp(type, "message") && role && !strcmp(role, "assistant"))
+		text = xg_json_string_peek(rec, "text");
+	else if (!strcmp(type, "run_end"))
+		text = xg_json_string_peek(rec, "reply");
+	if (!text || (!*text && !strcmp(type, "run_end")))
+		return;
+	free(*reply);
+	*reply = xg_strdup(text);
+}
+
 void xg_render_init(struct xg_render *r, int color)
 {
 	memset(r, 0, sizeof(*r));

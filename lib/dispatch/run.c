@@ -233,24 +233,6 @@ static int write_reply(const char *path, const char *reply)
 	return rc;
 }
 
-void xg_dispatch_reply_peek(jv rec, char **reply)
-{
-	const char *type = xg_json_string_peek(rec, "type");
-	const char *role = xg_json_string_peek(rec, "role");
-	const char *text = NULL;
-
-	if (!type)
-		return;
-	if (!strcmp(type, "message") && role && !strcmp(role, "assistant"))
-		text = xg_json_string_peek(rec, "text");
-	else if (!strcmp(type, "run_end"))
-		text = xg_json_string_peek(rec, "reply");
-	if (!text || (!*text && !strcmp(type, "run_end")))
-		return;
-	free(*reply);
-	*reply = xg_strdup(text);
-}
-
 int xg_dispatch_run(const struct xg_dispatch_run *o)
 {
 	struct xg_pipeline p;

@@ -3,6 +3,14 @@
 /*
  * Private to lib/goal/: nothing outside the folder includes this header.
  * What drive.c and verbs.c share with round.c: one round, as xg-run ran it.
+ *
+ * The files, top down: a file calls only files below it.
+ *
+ *   verbs.c      xg-goal's verbs: set, get, edit, pause, resume, clear
+ *   drive.c      rounds on a goal until it settles, the brakes and caps
+ *   round.c      one round: xg-run started on the conversation, its records
+ *   state.c      a goal's state, read from and written to its conversation
+ *   transcript.c the rounds as text for the completion check
  */
 #include "goal/goal.h"
 #include "rec.h"

@@ -8,6 +8,17 @@
  * the oldest, so "the last 20" costs what 20 lines cost.  Before any read,
  * runs killed before their end get their line (index.c), and runs still
  * going are visited first, marked "running".
+ *
+ * The files, top down: a file calls only files below it.
+ *
+ *   conversations.c
+ *               the conversations, one row each
+ *   list.c      the runs that pass the filter, newest first
+ *   prune.c     deleting runs on request
+ *   show.c      one run again: its records, its diff
+ *   usage.c     the tokens summed, in all or by a key
+ *   index.c     the runs index as it is read, its lines completed first
+ *   when.c      times, filters, and how a row writes them
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -20,6 +20,10 @@
  *   if (xg_plan_classify(reply, len, &r) < 0) ...;
  *   xg_rec_write(&w, xg_plan_record(&r));
  *   xg_plan_result_release(&r);
+ *
+ * The room is one file:
+ *
+ *   plan.c      the classifier, the record, and the reply read for it
  */
 #include <stddef.h>
 #include <jv.h>

@@ -7,6 +7,17 @@
  * (variant.c) tells the verbs (verbs.c) about its layout, so that listing
  * variants and versions needs no path of its own.  Lists of
  * names are sorted, NULL-terminated, and freed with xg_variant_strings_free.
+ *
+ * The files, top down: a file calls only files below it.
+ *
+ *   verbs.c     what xg-prompt-compile's verbs write
+ *   filter.c    xg-prompt-compile as a filter: a pack after each request
+ *   pack.c      a pack for a request: which version, compiled how
+ *   variant.c   the variant store: names, HEADs, versions saved
+ *   project.c   the project instructions (AGENTS.md) a pack carries
+ *   manifest.c  a variant's manifest and section files, its version id
+ *   compile.c   a loaded variant compiled into a pack for a model and mode
+ *   template.c  a section's text with its placeholders filled in
  */
 #include <stddef.h>
 

@@ -35,14 +35,6 @@ struct xg_provider_decoder *xg_decoder_new(const struct xg_wire *w, const char *
 	return d;
 }
 
-struct xg_provider_decoder *xg_provider_decoder_new(const char *kind,
-		int (*emit)(void *ctx, jv ev), void *ctx)
-{
-	const struct xg_wire *w = xg_wire_find(kind);
-
-	return w ? xg_decoder_new(w, NULL, emit, ctx) : NULL;
-}
-
 void xg_provider_decoder_free(struct xg_provider_decoder *d)
 {
 	size_t i;

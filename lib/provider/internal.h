@@ -20,10 +20,9 @@
  *                whether an address is near (for retry.c)
  *   sse.c, http.c
  *
- * The one call up the list is by design, curl's vtls shape: encode.c and
- * decoder.c drive a kind through the function pointers of its struct
- * xg_wire, and never name one (decoder.c finds a kind by its name in
- * wire.c's table).
+ * encode.c and decoder.c drive a kind through the function pointers of its
+ * struct xg_wire (curl's vtls shape) and never name one: the client finds
+ * the kind in wire.c's table and hands it down.
  */
 #include "provider/provider.h"
 

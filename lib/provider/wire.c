@@ -1,9 +1,9 @@
 /*
  * The wire kinds by name: the one table that knows them all.  Each kind
  * fills in its struct xg_wire (internal.h) in a file of its own (chat.c,
- * responses.c, anthropic.c); the client and the decoder reach a kind only
- * through the pointer xg_wire_find gives, so a new kind is a new file and
- * a line here.
+ * responses.c, anthropic.c); the client reaches a kind only through the
+ * pointer xg_wire_find gives and hands it down to the decoder, so a new
+ * kind is a new file and a line here.
  */
 #include "xg.h"
 #include "provider/internal.h"
@@ -21,4 +21,13 @@ const struct xg_wire *xg_wire_find(const char *kind)
 		if (!strcmp(wires[i]->name, kind))
 			return wires[i];
 	return NULL;
+}
+
+/* A decoder of a kind named by its caller: the tests' and the fuzzers'. */
+struct xg_provider_decoder *xg_provider_decoder_new(const char *kind,
+		int (*emit)(void *ctx, jv ev), void *ctx)
+{
+	const struct xg_wire *w = xg_wire_find(kind);
+
+	return w ? xg_decoder_new(w, NULL, emit, ctx) : NULL;
 }
