@@ -17,8 +17,11 @@ setup() {
 	unset XG_SANDBOX
 }
 
+# What a test made outside its own folder, removed whatever its end.
 teardown() {
 	fake_provider_stop
+	[ -z "${listener:-}" ] || kill $listener 2>/dev/null || true
+	[ -z "${made:-}" ] || rm -rf $made
 }
 
 # Skips the test unless bwrap can make its namespaces here.
@@ -242,4 +245,114 @@ sleepers() {
 	run xg run --dry-run "do it"
 	assert_success
 	[[ "$output" != *--sandbox* ]]
+}
+
+# Each escape a root shell would try, as one command: STEP ok or STEP
+# refused, one line each.
+escapes() {
+	local ws=$1 outside=$2
+	cat <<-SH
+	try() { n=\$1; shift; if "\$@" >/dev/null 2>&1; then echo "\$n ok"; else echo "\$n refused"; fi; }
+	try umount umount '$XG_HOME/config'
+	try auth cat '$XG_HOME/config/accounts/default/auth.json'
+	try remount mount -o remount,rw /
+	try outside touch '$outside/escaped'
+	try remount-ws mount -o remount,rw '$ws'
+	try bind mount --bind '$outside' '$ws/in'
+	try mknod mknod '$ws/blk' b 8 0
+	try sysctl sh -c 'cat /proc/sys/vm/swappiness > /proc/sys/vm/swappiness'
+	try sys sh -c 'echo 1 > /sys/kernel/mm/ksm/run'
+	try userns unshare -Ur sh -c 'mount -o remount,rw /'
+	try caps sh -c 'grep -q "^CapEff:.*[1-9a-f]" /proc/self/status'
+	SH
+}
+
+@test "as root, the sandbox keeps every escape out: mounts, devices, the kernel's settings, the keys" {
+	need_bwrap
+	outside=$(mktemp -d /var/tmp/xg-escape-XXXXXX)
+	made=$outside
+	mkdir -p "$XG_HOME/config/accounts/default" in
+	printf '{"openai": {"key": "%s"}}\n' "$XG_TEST_KEY" >"$XG_HOME/config/accounts/default/auth.json"
+	chmod 600 "$XG_HOME/config/accounts/default/auth.json"
+	for mode in normal plan; do
+		bash_run "$(escapes "$PWD" "$outside")" --sandbox --mode "$mode"
+		assert_success
+		for step in umount auth remount outside remount-ws bind mknod sysctl sys userns caps; do
+			[[ "$out" == *"$step refused"* ]] ||
+				fail "as uid $(id -u), in $mode mode, '$step' was not refused: $out"
+		done
+		[[ "$out" != *"$XG_TEST_KEY"* ]] || fail "the key was read"
+		[ ! -e "$outside/escaped" ] && [ ! -e blk ] && [ -z "$(ls in)" ]
+	done
+}
+
+# listen PATH: a unix socket listening at PATH, in the background, until
+# the test ends ($listener its process).
+listen() {
+	python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4)
+open(sys.argv[1] + ".up", "w").close(); time.sleep(60)' "$1" &
+	listener="$listener $!"
+	for _ in $(seq 100); do [ -e "$1.up" ] && return 0; sleep 0.05; done
+	fail "no socket at $1"
+}
+
+# A command that tries each socket given: NAME connected, or NAME refused.
+connect_each() {
+	local p c=""
+	for p in "$@"; do
+		c="$c python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' '$p' 2>/dev/null && echo '$p connected' || echo '$p refused';"
+	done
+	printf '%s' "$c"
+}
+
+@test "without the network no host socket is in reach: /run, XDG_RUNTIME_DIR, and any other place" {
+	need_bwrap
+	[ -w /run ] || skip "cannot make a socket under /run as uid $(id -u)"
+	run_dir=$(mktemp -d /run/xg-sock-XXXXXX)
+	other=$(mktemp -d /var/tmp/xg-sock-XXXXXX)
+	runtime=$(mktemp -d /var/tmp/xg-rt-XXXXXX)
+	made="$run_dir $other $runtime"
+	listener=""
+	listen "$run_dir/daemon.sock"
+	listen "$other/agent.sock"
+	listen "$runtime/bus"
+	c=$(connect_each "$run_dir/daemon.sock" "$other/agent.sock" "$runtime/bus")
+	XDG_RUNTIME_DIR=$runtime bash_run "$c"
+	assert_success
+	[ "$(grep -c connected <<<"$out")" = 3 ] || fail "the sockets cannot be reached outside the sandbox: $out"
+	XDG_RUNTIME_DIR=$runtime bash_run "$c" --sandbox
+	assert_success
+	[ "$(grep -c refused <<<"$out")" = 3 ] || fail "a host socket was reached: $out"
+	XDG_RUNTIME_DIR=$runtime bash_run "$c" --sandbox=net
+	assert_success
+	[ "$(grep -c connected <<<"$out")" = 3 ] || fail "with the network the sockets are not left alone: $out"
+}
+
+@test "the writable folders: XG_SANDBOX_WRITABLE and config.json's sandbox.writable, in run_start" {
+	need_bwrap
+	cache=$(mktemp -d /var/tmp/xg-cache-XXXXXX)
+	made=$cache
+	mkdir -p "$BATS_TEST_TMPDIR/home/.npm"
+	bash_run "touch '$cache/a' 2>&1; echo rc \$?" --sandbox
+	assert_success
+	[[ "$out" == *"Read-only file system"* ]] || fail "the folder was writable without being named: $out"
+	[ "$(recs run_start | jq -c .sandbox)" = '{"mode":"on","read_only":false,"writable":[]}' ]
+	XG_SANDBOX_WRITABLE="$cache:/nonexistent-xg" bash_run "touch '$cache/b'; echo rc \$?" --sandbox
+	assert_success
+	[ -e "$cache/b" ] || fail "XG_SANDBOX_WRITABLE's folder was not writable: $out"
+	[ "$(recs run_start | jq -c .sandbox.writable)" = "[\"$cache\"]" ]
+	[[ "$(recs notice | jq -r .text)" == *"leaves out the writable folder '/nonexistent-xg' (XG_SANDBOX_WRITABLE)"* ]]
+	echo '{"sandbox": {"mode": "on", "writable": ["~/.npm"]}}' >"$XG_HOME/config/config.json"
+	HOME=$BATS_TEST_TMPDIR/home bash_run "touch ~/.npm/c 2>&1 || touch $BATS_TEST_TMPDIR/home/.npm/c; echo rc \$?"
+	assert_success
+	[ -e "$BATS_TEST_TMPDIR/home/.npm/c" ] || fail "sandbox.writable's folder was not writable: $out"
+	[ "$(recs run_start | jq -r .sandbox.mode)" = on ]
+	echo '{"sandbox": {"mode": "on", "writable": ["cache"]}}' >"$XG_HOME/config/config.json"
+	bash_run "true"
+	assert_failure 78
+	[[ "$stderr" == *"config.json: field 'sandbox.writable': 'cache' is not an absolute path"* ]]
+	bash_run "true" --sandbox=off
+	assert_success
+	[ "$(recs run_start | jq -c .sandbox)" = '{"mode":"off","read_only":false,"writable":[]}' ]
 }

@@ -227,6 +227,7 @@ struct run {
 	struct xg_provider *prov;
 	const char **env_drop;
 	struct xg_tool_sandbox sandbox;	/* bash's (confine.c); bwrap NULL: none */
+	jv sandbox_rec;			/* run_start's "sandbox": what is in force */
 	jv tools;		/* the tool table every request carries */
 	long long stable;	/* bytes of the system prompt that never change */
 
@@ -459,12 +460,11 @@ void xg_run_prepare_join(struct run *r);
 
 /* ---- confine.c: the sandbox of bash ---- */
 
-/* Sets r->sandbox from the setting and the mode; 0, or 78 when a sandbox
- * is asked for and cannot be had (or the setting is wrong). */
-int xg_run_sandbox_pick(struct run *r);
-/* The same for a run whose bash must not write when read_only is set
- * (plan mode; a read-only profile such as a subagent's "explore"): the
- * sandbox whenever it can run, the workspace read-only, else a notice. */
+/* Sets r->sandbox and r->sandbox_rec from the setting; 0, or 78 when a
+ * sandbox is asked for and cannot be had (or the setting is wrong).  A run
+ * whose bash must not write (read_only: plan mode, or a read-only profile
+ * such as a subagent's "explore") gets the sandbox whenever it can run,
+ * the workspace read-only, else a notice. */
 int xg_run_sandbox_pick_read_only(struct run *r, int read_only);
 void xg_run_sandbox_release(struct run *r);
 

@@ -395,7 +395,7 @@ int xg_run(const struct xg_run_opts *o, FILE *fp)
 	r.t0 = xg_clock_ms();
 	xg_clock_rfc3339(xg_clock_wall_ms(), r.started);
 	r.request = r.snapshot = r.model = r.pack = jv_null();
-	r.messages = r.tools = jv_null();
+	r.messages = r.tools = r.sandbox_rec = jv_null();
 	r.pending = jv_array();
 	r.rc = -1;
 	xg_run_signals_catch(&r);

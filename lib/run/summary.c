@@ -38,7 +38,7 @@ static jv snapshot_commit(const struct run *r)
 
 /* What run_start and run.json both say of the run: its conversation, the
  * model and effort, the prompt's variant and version, the snapshot, the
- * mode and the workspace. */
+ * mode, the workspace and the sandbox in force (null before it is known). */
 static jv what_ran(const struct run *r, jv v)
 {
 	v = xg_json_set(v, "conversation", string_or_null(r->conv));
@@ -49,6 +49,8 @@ static jv what_ran(const struct run *r, jv v)
 	v = xg_json_set(v, "snapshot", snapshot_commit(r));
 	v = xg_json_set(v, "mode", string_or_null(r->mode));
 	v = xg_json_set(v, "cwd", string_or_null(r->cwd));
+	v = xg_json_set(v, "sandbox", jv_is_valid(r->sandbox_rec) ? jv_copy(r->sandbox_rec)
+								  : jv_null());
 	return v;
 }
 

@@ -114,10 +114,11 @@ int xg_tool_proc_start(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c,
 int xg_tool_proc_start_sandboxed(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c,
 				 const char *command, int stderr_too);
 /* The bwrap command line that runs command in the sandbox sb with
- * workspace as its writable (or read-only) directory and cwd; the array is
- * new, its strings borrowed (sandbox.c). */
+ * workspace as its writable (or read-only) directory and cwd; new, freed
+ * with xg_tool_sandbox_argv_free (sandbox.c). */
 char **xg_tool_sandbox_argv(const struct xg_tool_sandbox *sb, const char *workspace,
 			    const char *command);
+void xg_tool_sandbox_argv_free(char **argv);
 /* Feeds the input, hands the output to the sink and waits for the command
  * to end, killing its group past timeout_ms; then closes what it used. */
 void xg_tool_proc_wait(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c,

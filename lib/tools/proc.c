@@ -292,7 +292,7 @@ int xg_tool_proc_start_sandboxed(const struct xg_tool_ctx *ctx, struct xg_tool_p
 	rc = spawn_shell(c, ctx->sandbox->bwrap, argv, ctx->workspace, env, 0, stderr_too,
 			 life_fd(ctx->procs));
 	free(env);
-	free(argv);
+	xg_tool_sandbox_argv_free(argv);
 	return rc;
 }
 

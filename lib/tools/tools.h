@@ -76,25 +76,30 @@ void xg_tool_procs_kill(struct xg_tool_procs *procs, int sig);
 
 /*
  * The sandbox of bash (sandbox.c): when bwrap is set, bash's commands run
- * under it with the system read-only, a /tmp and a PID namespace of their
- * own, the network only when net is set, the workspace writable unless
- * read_only is set, and each directory of hide (canonical paths,
- * NULL-terminated; may be NULL) empty.  ask_user's command is the
- * person's own and is never sandboxed.
+ * under it with no capability (root's included), the system read-only, a
+ * /tmp and a PID namespace of their own, the network only when net is set
+ * (without it, no socket of the host's either), the workspace writable
+ * unless read_only is set, each directory of writable writable too, and
+ * each directory of hide empty (both canonical paths, NULL-terminated;
+ * may be NULL).  ask_user's command is the person's own and is never
+ * sandboxed.
  */
 struct xg_tool_sandbox {
 	char *bwrap;			/* the program's path; NULL: no sandbox */
+	int userns;			/* in a user namespace of its own */
 	int net;
 	int read_only;
+	char **writable;
 	char **hide;
 };
 
 /*
  * Looks for bwrap in PATH and tries it once: 1 with *bwrap its path (the
- * caller frees it), or 0 with *bwrap NULL and why saying what is missing
- * and what to install or enable.
+ * caller frees it) and *userns whether it can make a user namespace, or 0
+ * with *bwrap NULL and why saying what is missing and what to install or
+ * enable.
  */
-int xg_tool_sandbox_find(char **bwrap, char *why, size_t whylen);
+int xg_tool_sandbox_find(char **bwrap, int *userns, char *why, size_t whylen);
 /* Whether the sandbox can run here (the same look, for a caller that
  * only decides, such as a read-only profile choosing it when it can). */
 int xg_tool_sandbox_available(void);
