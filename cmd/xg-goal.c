@@ -84,6 +84,7 @@ int main(int argc, char **argv)
 	int id, rc;
 
 	xg_prog_init("xg-goal");
+	xg_prog_undumpable();
 	xg_opt_init(&o, &cmd, argc, argv);
 	while ((id = xg_opt_next(&o, &arg)) != -1) {
 		switch (id) {

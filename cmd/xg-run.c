@@ -55,10 +55,7 @@ int main(int argc, char **argv)
 	int id, rc;
 
 	xg_prog_init("xg-run");
-	/* The run holds keys: the person's other processes may not read its
-	 * memory or its environment (/proc/PID/environ), nor a core dump. */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-		xg_warn("cannot make the run undumpable: %s", strerror(errno));
+	xg_prog_undumpable();
 	xg_opt_init(&o, &cmd, argc, argv);
 	while ((id = xg_opt_next(&o, &arg)) != -1) {
 		switch (id) {

@@ -74,6 +74,7 @@ int main(int argc, char **argv)
 	char *path;
 
 	xg_prog_init("xg");
+	xg_prog_undumpable();
 	if (argc < 2)
 		xg_usage_error(&cmd, "a command is needed; 'xg commands' lists them");
 	if ((verb = xg_dispatch_verb_find(verbs, argv[1])))

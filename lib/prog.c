@@ -1,21 +1,67 @@
 /*
  * What every program does at its start and end (prog.h): naming itself,
- * SIGPIPE, the check of standard output, and what it was told about its
- * standard input and its readers.
+ * SIGPIPE, the keys of its environment moved out of sight, the check of
+ * standard output, and what it was told about its standard input and its
+ * readers.
  */
 #include "xg.h"
+#include <sys/prctl.h>
 
 /* Set once, by xg_prog_init, as xg_progname is. */
 static int records_shown;
+
+int xg_prog_secret_name(const char *name, size_t len)
+{
+	static const char *const ends[] = { "_KEY", "_TOKEN", "_SECRET", "_PASSWORD", NULL };
+	const char *const *e;
+
+	for (e = ends; *e; e++) {
+		size_t n = strlen(*e);
+
+		if (len > n && !memcmp(name + len - n, *e, n))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The environment a program was started with is a block of its memory
+ * that /proc/PID/environ shows to every process of the same user, for the
+ * program's whole life.  Each variable that names a secret is copied to
+ * the heap (getenv and the programs started later still get it) and its
+ * value in the block is zeroed.
+ */
+static void hide_keys(void)
+{
+	extern char **environ;
+	char **e;
+
+	for (e = environ; e && *e; e++) {
+		char *eq = strchr(*e, '='), *copy;
+
+		if (!eq || !eq[1] || !xg_prog_secret_name(*e, (size_t)(eq - *e)))
+			continue;
+		copy = xg_strdup(*e);
+		explicit_bzero(eq + 1, strlen(eq + 1));
+		*e = copy;
+	}
+}
 
 void xg_prog_init(const char *name)
 {
 	const char *shown = getenv("XG_RENDERED");
 
+	hide_keys();
 	xg_progname = name;
 	signal(SIGPIPE, SIG_DFL);
 	records_shown = shown && !strcmp(shown, "1");
 	unsetenv("XG_RENDERED");
+}
+
+void xg_prog_undumpable(void)
+{
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		xg_warn("cannot make the process undumpable: %s", strerror(errno));
 }
 
 int xg_prog_records_shown(void)

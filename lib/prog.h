@@ -9,6 +9,16 @@
  * return.  main() ends with "return xg_prog_exit(rc);".
  */
 void xg_prog_init(const char *name);
+/*
+ * Whether the variable name[0..len) holds a secret by its name: it ends in
+ * _KEY, _TOKEN, _SECRET or _PASSWORD.  xg_prog_init zeroes the value of
+ * each such variable in the block /proc/PID/environ shows, keeping a copy
+ * that getenv and the programs started later still see.
+ */
+int xg_prog_secret_name(const char *name, size_t len);
+/* For a program that holds keys (xg, xg-goal, xg-run): the person's other
+ * processes may not read its memory or its environment, nor a core dump. */
+void xg_prog_undumpable(void);
 int xg_prog_exit(int code);
 
 /* Whether standard input may be read without waiting on a person: it is

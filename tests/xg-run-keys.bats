@@ -92,6 +92,40 @@ refute_keys() {
 	if [ -f env.txt ]; then refute_keys "$(cat env.txt)" "/proc/PID/environ"; fi
 }
 
+# A probe for a tool: every process of xg's (xg, xg-goal, xg-run, ...)
+# has its environment read as /proc shows it; prints "N read, M hold it"
+# (the key is given as its sha256, so the probe never holds it in clear).
+environ_probe() {
+	cat >probe.sh <<-EOF
+	want=$(printf %s "$XG_TEST_KEY" | sha256sum | cut -c1-64)
+	n=0 m=0
+	for d in /proc/[0-9]*; do
+		case "\$(cat \$d/comm 2>/dev/null)" in xg|xg-*) ;; *) continue ;; esac
+		{ tr '\0' '\n' <\$d/environ >e.txt; } 2>/dev/null || continue
+		n=\$((n + 1))
+		sed -n 's/^[A-Z_]*=//p' e.txt | while read -r v; do printf %s "\$v" | sha256sum; done |
+			grep -q "^\$want" && m=\$((m + 1))
+	done
+	rm -f e.txt
+	echo "\$n read, \$m hold it"
+	EOF
+}
+
+@test "no xg process holds the key in its environment as a tool reads it: xg, xg-goal, xg-run" {
+	environ_probe
+	serve openai-chat < <(bash_step 'sh probe.sh'; echo '{"text": "ok"}')
+	run_split env -u FAKE_PROVIDER_KEY xg run --json --model fake/m "look around" </dev/null
+	assert_success
+	out=$(c1_output)
+	[[ "$out" =~ ^[2-9]\ read,\ 0\ hold\ it$ ]] || fail "under xg run the probe saw: $out"
+	serve openai-chat < <(bash_step 'sh probe.sh'
+		echo '{"tool_calls": [{"id": "g", "name": "update_goal", "args": {"status": "complete", "evidence": "probed"}}]}'
+		echo '{"text": "done"}'; echo '{"text": "done: probed"}')
+	run_split env -u FAKE_PROVIDER_KEY xg-goal set --model fake/m "look around" </dev/null
+	out=$(c1_output)
+	[[ "$out" =~ ^[2-9]\ read,\ 0\ hold\ it$ ]] || fail "under xg-goal the probe saw: $out"
+}
+
 @test "the redactor replaces every secret of eight bytes or more, and no shorter one" {
 	run xg-test lib redact fake-secret-aaaa short7x <<<"a fake-secret-aaaa b short7x fake-secret-aaaafake-secret-aaaa"
 	assert_success
