@@ -146,6 +146,84 @@ int xg_write_cache(const char *path, const void *data, size_t len, mode_t mode)
 }
 
 /*
+ * Where a symlink that leads nowhere yet would have its file made: its
+ * target, read link by link (a relative one from the link's directory);
+ * NULL with errno after too many.
+ */
+static char *link_target(const char *path)
+{
+	char *cur = xg_strdup(path), *next;
+	struct stat st;
+	int hops;
+
+	for (hops = 0; hops < 40; hops++) {
+		char buf[PATH_MAX];
+		ssize_t n;
+
+		if (lstat(cur, &st) < 0 || !S_ISLNK(st.st_mode))
+			return cur;
+		n = readlink(cur, buf, sizeof(buf) - 1);
+		if (n < 0) {
+			free(cur);
+			return NULL;
+		}
+		buf[n] = '\0';
+		if (buf[0] == '/') {
+			next = xg_strdup(buf);
+		} else {
+			char *dir = dir_of(cur);
+
+			next = xg_asprintf("%s/%s", dir, buf);
+			free(dir);
+		}
+		free(cur);
+		cur = next;
+	}
+	free(cur);
+	errno = ELOOP;
+	return NULL;
+}
+
+int xg_write_named(const char *path, const void *data, size_t len)
+{
+	struct stat st;
+	char *to;
+	int fd, rc;
+	mode_t mask;
+
+	if (!strcmp(path, "-")) {
+		if (xg_write_all(1, data, len) < 0)
+			return xg_error_errno("cannot write the standard output");
+		return 0;
+	}
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* A device, a FIFO, a terminal: written through, never
+		 * replaced by a file of the same name. */
+		fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			return xg_error_errno("cannot open '%s'", path);
+		rc = xg_write_all(fd, data, len);
+		if (close(fd) < 0)
+			rc = -1;
+		return rc < 0 ? xg_error_errno("cannot write '%s'", path) : 0;
+	}
+	/* A symlink is followed: the file it leads to is the one replaced,
+	 * keeping its mode; a new file gets the mode the umask leaves. */
+	to = link_target(path);
+	if (!to)
+		return xg_error_errno("cannot follow '%s'", path);
+	if (stat(to, &st) == 0) {
+		rc = write_atomic(to, data, len, st.st_mode & 07777, 0);
+	} else {
+		mask = umask(0);
+		umask(mask);
+		rc = write_atomic(to, data, len, 0666 & ~mask, 0);
+	}
+	free(to);
+	return rc;
+}
+
+/*
  * Reads straight into b: no chunk on the stack, whose pages would stay
  * with the process for its life.  A full b reads one byte first, so that
  * a file read into room made for its size ends without growing b, and one

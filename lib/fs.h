@@ -20,6 +20,14 @@ struct xg_buf;
 int xg_write_all(int fd, const void *data, size_t len);
 /* Writes data to path atomically with the given mode (e.g. 0644). */
 int xg_write_atomic(const char *path, const void *data, size_t len, mode_t mode);
+/*
+ * Writes data to a file the person named (xg run -o): "-" is standard
+ * output; an existing path that is not a regular file (a device, a FIFO)
+ * is written through, never replaced; a symlink is followed; a regular
+ * file is replaced atomically, keeping its mode (a new one gets 0666 less
+ * the umask).  0, or -1 after reporting.
+ */
+int xg_write_named(const char *path, const void *data, size_t len);
 /* The same for a cache, whose reader checks what it reads: not synced, and
  * silent when it fails (-1 with errno), as losing it costs only time. */
 int xg_write_cache(const char *path, const void *data, size_t len, mode_t mode);

@@ -369,6 +369,36 @@ a second  line	with a tab; % %s & | > \$(rm -rf /) '\\''"
 	assert_output "All done."
 }
 
+@test "--reply: - is standard output, a FIFO is written through, a symlink followed, a file keeps its mode" {
+	stub_tree
+	export STUB_MODE=render
+	run_split xg run --json -o - 'hi'
+	assert_success
+	assert_equal "${lines[-1]}" "All done."
+	[ ! -e ./- ] || fail "a file named - was made"
+	# A FIFO stays a FIFO: its reader gets the reply.
+	mkfifo pipe
+	cat pipe >from-pipe &
+	reader=$!
+	xg run --json -o pipe 'hi' >/dev/null
+	wait "$reader"
+	[ -p pipe ] || fail "the FIFO was replaced"
+	assert_equal "$(cat from-pipe)" "All done."
+	# A symlink is followed: its target gets the reply, the link stays.
+	mkdir real
+	echo old >real/target.txt
+	chmod 640 real/target.txt
+	ln -s real/target.txt link.txt
+	xg run --json -o link.txt 'hi' >/dev/null
+	[ -L link.txt ] || fail "the symlink was replaced"
+	assert_equal "$(cat real/target.txt)" "All done."
+	assert_equal "$(stat -c %a real/target.txt)" 640
+	# A link to a file not there yet makes the file.
+	ln -s real/new.txt dangling.txt
+	xg run --json -o dangling.txt 'hi' >/dev/null
+	[ -L dangling.txt ] && assert_equal "$(cat real/new.txt)" "All done."
+}
+
 @test "--reply to a directory that is not there is exit 74 before anything runs" {
 	stub_tree
 	run_split xg run -o no/such/dir/reply.txt 'hi'

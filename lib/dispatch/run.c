@@ -214,21 +214,22 @@ static int tee_records(int fd, char **reply)
 	return rc;
 }
 
-/* Writes reply (NULL: none) and a newline after it to path, atomically,
- * with the mode a new file gets; 0 or XG_EX_IOERR (reported). */
+/* Writes reply (NULL: none) and a newline after it to path, as
+ * xg_write_named does ("-" is standard output); 0 or XG_EX_IOERR
+ * (reported). */
 static int write_reply(const char *path, const char *reply)
 {
 	struct xg_buf b = XG_BUF_INIT(0);
-	mode_t mask = umask(0);
 	int rc;
 
-	umask(mask);
 	if (reply && *reply) {
 		xg_buf_addstr(&b, reply);
 		if (reply[strlen(reply) - 1] != '\n')
 			xg_buf_addch(&b, '\n');
 	}
-	rc = xg_write_atomic(path, b.buf, b.len, 0666 & ~mask) < 0 ? XG_EX_IOERR : 0;
+	if (!strcmp(path, "-"))
+		fflush(stdout);
+	rc = xg_write_named(path, b.buf, b.len) < 0 ? XG_EX_IOERR : 0;
 	xg_buf_release(&b);
 	return rc;
 }

@@ -226,7 +226,7 @@ static void check_run(const struct xg_command *cmd, const struct xg_dispatch_run
 	if (r->dry_run && ((r->gate && strchr(r->gate, '\n')) || (r->ask && strchr(r->ask, '\n'))))
 		xg_usage_error(cmd, "--dry-run prints one line, and --%s holds a newline",
 			       r->gate && strchr(r->gate, '\n') ? "gate" : "ask");
-	if (r->reply) {
+	if (r->reply && strcmp(r->reply, "-")) {
 		const char *slash = strrchr(r->reply, '/');
 		char *dir = slash ? xg_strndup(r->reply, (size_t)(slash - r->reply + 1))
 				  : xg_strdup(".");
