@@ -1,7 +1,7 @@
 /*
  * libgit2, loaded when first needed (see snapshot/git.h): dlopen of the
  * library by its soname and dlsym of each function the table names, once,
- * under pthread_once.
+ * under pthread_once; and the message of its last error.
  */
 #include "xg.h"
 #include "snapshot/internal.h"
@@ -41,4 +41,13 @@ int xg_snapshot_git_load(char *err, size_t errlen)
 		return 0;
 	snprintf(err, errlen, "%s", why);
 	return -1;
+}
+
+/* Callers reach here on any failure, the loading of libgit2 included,
+ * when there is no table to ask yet. */
+const char *xg_snapshot_git_message(void)
+{
+	const git_error *e = xg_snapshot_git ? git_error_last() : NULL;
+
+	return e && e->message ? e->message : "unknown error";
 }

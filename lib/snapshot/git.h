@@ -48,6 +48,9 @@ extern const struct xg_snapshot_git *xg_snapshot_git;
 
 /* Loads libgit2, once: 0, or -1 with why in err. */
 int xg_snapshot_git_load(char *err, size_t errlen);
+/* The message of libgit2's last error; "unknown error" when there is none
+ * or libgit2 is not loaded. */
+const char *xg_snapshot_git_message(void);
 
 #define git_buf_dispose (xg_snapshot_git->buf_dispose)
 #define git_checkout_options_init (xg_snapshot_git->checkout_options_init)

@@ -2,9 +2,38 @@
 #define XG_SNAPSHOT_INTERNAL_H
 /*
  * Private to lib/snapshot/: nothing outside the folder includes this header.
+ * The public entry is snapshot/snapshot.h; libgit2's table is
+ * snapshot/git.h, which this includes.
+ *
  * The index reader, the ignore rules, the scan of the working tree, the
  * object pack, and the state of one snapshot as take.c hands it to the
- * steps in untracked.c, blob.c, tree.c and commit.c.
+ * steps in untracked.c, blob.c, tree.c and commit.c.  The files, top
+ * down: a file calls only files below it.
+ *
+ *   stage.c     xg-snapshot as a stage of a pipeline, around take and replay
+ *   take.c      xg_snapshot_take: the early scan, libgit2 opening the
+ *               repository meanwhile, then the steps in order
+ *   replay.c    xg_snapshot_replay: a clone sharing the repository's
+ *               objects, its working tree at the snapshot
+ *   untracked.c the untracked walk: what the ignore rules and limits admit
+ *   known.c     the untracked files the last snapshot read, not read again
+ *   commit.c    the commit, and the writing of every new object
+ *   blob.c      the changed and new files hashed into blobs
+ *   tree.c      the trees, a directory without changes keeping its own
+ *   settled.c   a snapshot without libgit2 when the repository is as the
+ *               last one found it (xg-settings), and HEAD read by hand
+ *   step.c      what every step asks of the state: the deadline, the
+ *               paths left out
+ *   repo.c      the repository: found without libgit2, told apart from
+ *               none, opened with libgit2, asked whether it has an object
+ *   pack.c      the new objects in memory, written at the end as a pack
+ *   odb.c       the object database without libgit2: whether an object is
+ *               there, a loose one written, the zlib stored blocks, an
+ *               object's id read from hex
+ *   scan.c      the scan of the working tree against the index, on threads
+ *   index.c     the reader of git's index file
+ *   ignore.c    the ignore rules in gitignore syntax, and wildmatch
+ *   git.c       libgit2 loaded when first needed, and its last error
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -240,6 +269,11 @@ int xg_snapshot_odb_write_loose(struct xg_snapshot_odb *db, git_object_t type, c
 const char *xg_snapshot_type_name(git_object_t type);
 /* Forty hex digits into oid: 0, or -1. */
 int xg_snapshot_oid_parse(const char *hex, unsigned char oid[20]);
+/* What a zlib stream of stored blocks is made of, a loose object's and
+ * each of a pack's: the Adler-32 of the data, and the five bytes before a
+ * block of take bytes. */
+uint32_t xg_snapshot_adler32(const unsigned char *p, size_t n);
+void xg_snapshot_zlib_block(unsigned char blk[5], size_t take, int last);
 
 /*
  * The new objects of a snapshot, kept in memory until the snapshot is
@@ -290,10 +324,6 @@ int xg_snapshot_pack_add(struct xg_snapshot_pack *pk, git_object_t type, char *d
  */
 int xg_snapshot_pack_write(struct xg_snapshot_pack *pk, struct xg_snapshot_odb *db,
 			   int64_t deadline, char *err, size_t errlen);
-/* What a zlib stream of stored blocks is made of: the Adler-32 of the
- * data, and the five bytes before a block of take bytes. */
-uint32_t xg_snapshot_adler32(const unsigned char *p, size_t n);
-void xg_snapshot_zlib_block(unsigned char blk[5], size_t take, int last);
 
 /*
  * One snapshot as it is taken (take.c): the options and the deadline, the
@@ -375,13 +405,25 @@ struct xg_snapshot_state {
 	char err[512];
 };
 
-/* Whether the deadline has passed; once it has, it stays so. */
+/* What every step asks of the state (step.c).  Whether the deadline has
+ * passed; once it has, it stays so. */
 int xg_snapshot_timed_out(struct xg_snapshot_state *s);
 /* Leaves path out, with its reason in the record's skipped[]. */
 void xg_snapshot_skip(struct xg_snapshot_state *s, const char *path, size_t len,
 		      const char *reason);
-/* The message of libgit2's last error. */
-const char *xg_snapshot_git_message(void);
+
+/*
+ * The repository (repo.c).  _discover finds the working tree and git
+ * directory above dir the way git does for a plain repository or a linked
+ * worktree (a .git directory, or a .git file naming one), without
+ * libgit2, into new strings: 0, or -1.  The early scan runs there while
+ * libgit2 starts, and take.c checks that libgit2 found the same.  *plain
+ * (unless NULL) says whether libgit2 could have found nothing else: the
+ * walk up stayed on one filesystem, which libgit2 does not leave, and
+ * passed no directory with a HEAD, which it could take for a repository
+ * of its own.
+ */
+int xg_snapshot_discover(const char *dir, char **workdir, char **gitdir, int *plain);
 /* Loads and initialises libgit2 once; then opens the repository at the
  * working tree, when the snapshot started without it: 0, or -1 with
  * s->err. */

@@ -15,7 +15,9 @@
  *
  * A loose object is a zlib stream of stored blocks (git gc compresses it
  * later, as it does the pack's objects), written to a temporary file in
- * its directory, read-only, and renamed into place.
+ * its directory, read-only, and renamed into place.  The pack's objects
+ * are such streams too, so the Adler-32 and the blocks' headers are here,
+ * beneath pack.c.
  */
 #include "xg.h"
 #include "snapshot/internal.h"
@@ -43,6 +45,25 @@ const char *xg_snapshot_type_name(git_object_t type)
 {
 	return type > 0 && (size_t)type < sizeof(type_names) / sizeof(*type_names) &&
 	       type_names[type] ? type_names[type] : "blob";
+}
+
+static int hexval(int c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+int xg_snapshot_oid_parse(const char *hex, unsigned char oid[20])
+{
+	int i;
+
+	for (i = 0; i < 20; i++) {
+		int h = hexval((unsigned char)hex[2 * i]), l = hexval((unsigned char)hex[2 * i + 1]);
+
+		if (h < 0 || l < 0)
+			return -1;
+		oid[i] = (unsigned char)(h << 4 | l);
+	}
+	return 0;
 }
 
 /* Maps one pack's index; 0, or -1 when it is not one to trust. */
@@ -175,6 +196,36 @@ void xg_snapshot_odb_release(struct xg_snapshot_odb *db)
 		close(db->dirfd);
 	memset(db, 0, sizeof(*db));
 	db->dirfd = -1;
+}
+
+/* 5552 bytes is the most whose sums cannot overflow 32 bits before they
+ * are reduced (zlib's NMAX). */
+uint32_t xg_snapshot_adler32(const unsigned char *p, size_t n)
+{
+	uint32_t a = 1, b = 0;
+
+	while (n) {
+		size_t k = n < 5552 ? n : 5552, i;
+
+		for (i = 0; i < k; i++) {
+			a += p[i];
+			b += a;
+		}
+		a %= 65521;
+		b %= 65521;
+		p += k;
+		n -= k;
+	}
+	return b << 16 | a;
+}
+
+void xg_snapshot_zlib_block(unsigned char blk[5], size_t take, int last)
+{
+	blk[0] = (unsigned char)last;
+	blk[1] = (unsigned char)take;
+	blk[2] = (unsigned char)(take >> 8);
+	blk[3] = (unsigned char)~take;
+	blk[4] = (unsigned char)(~take >> 8);
 }
 
 /* The object "TYPE LEN\0DATA" as a zlib stream of stored blocks. */

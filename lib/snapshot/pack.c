@@ -2,12 +2,13 @@
  * The pack of a snapshot's new objects (see snapshot/internal.h): the
  * in-memory set that xg_snapshot_pack_add fills, hashing each object and
  * dropping those the repository or the set has already, then the writing
- * at the end.  A few objects are written loose (odb.c); more make
- * one pack file (version 2, objects stored in zlib blocks without
- * compression) and its index (version 2), each written to a temporary file
- * with a running SHA-1 and CRC-32 and renamed into place, the pack first.
- * The deadline is checked at every buffer written and once more before the
- * renames: giving up removes the temporary files.
+ * at the end.  A few objects are written loose (odb.c); more make one
+ * pack file (version 2, objects stored in zlib blocks without compression,
+ * their headers and checksums made by odb.c) and its index (version 2),
+ * each written to a temporary file with a running SHA-1 and CRC-32 and
+ * renamed into place, the pack first.  The deadline is checked at every
+ * buffer written and once more before the renames: giving up removes the
+ * temporary files.
  */
 #include "xg.h"
 #include "snapshot/internal.h"
@@ -190,34 +191,6 @@ static void put32(unsigned char *p, uint32_t v)
 	p[1] = (unsigned char)(v >> 16);
 	p[2] = (unsigned char)(v >> 8);
 	p[3] = (unsigned char)v;
-}
-
-uint32_t xg_snapshot_adler32(const unsigned char *p, size_t n)
-{
-	uint32_t a = 1, b = 0;
-
-	while (n) {
-		size_t k = n < 5552 ? n : 5552, i;
-
-		for (i = 0; i < k; i++) {
-			a += p[i];
-			b += a;
-		}
-		a %= 65521;
-		b %= 65521;
-		p += k;
-		n -= k;
-	}
-	return b << 16 | a;
-}
-
-void xg_snapshot_zlib_block(unsigned char blk[5], size_t take, int last)
-{
-	blk[0] = (unsigned char)last;
-	blk[1] = (unsigned char)take;
-	blk[2] = (unsigned char)(take >> 8);
-	blk[3] = (unsigned char)~take;
-	blk[4] = (unsigned char)(~take >> 8);
 }
 
 /* One object: its type and size, then a zlib stream of stored blocks. */

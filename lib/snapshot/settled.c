@@ -41,25 +41,6 @@
 
 extern char **environ;
 
-static int hexval(int c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-int xg_snapshot_oid_parse(const char *hex, unsigned char oid[20])
-{
-	int i;
-
-	for (i = 0; i < 20; i++) {
-		int h = hexval((unsigned char)hex[2 * i]), l = hexval((unsigned char)hex[2 * i + 1]);
-
-		if (h < 0 || l < 0)
-			return -1;
-		oid[i] = (unsigned char)(h << 4 | l);
-	}
-	return 0;
-}
-
 /* A ref file's or HEAD's text: 1 with the id, 2 with the target of a
  * symbolic ref in target, -1 otherwise. */
 static int parse_ref(const struct xg_buf *b, unsigned char oid[20], char *target, size_t tlen)

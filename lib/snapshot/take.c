@@ -1,7 +1,7 @@
 /*
  * xg_snapshot_take and what orchestrates it.  The scan of the working
- * tree (snapshot/scan.c) starts first, where discover() finds the
- * repository without libgit2, and runs on its threads while libgit2 opens
+ * tree (snapshot/scan.c) starts first, where xg_snapshot_discover
+ * (snapshot/repo.c) finds the repository without libgit2, and runs on its threads while libgit2 opens
  * the repository; prepare() checks that libgit2 found the same one (else
  * the scan starts again there) and reads the settings and the ignore
  * files.  Then take() runs the steps in order, each of which may give up
@@ -10,12 +10,14 @@
  * the trees are built reusing the cache tree (snapshot/tree.c), and the
  * commit is made and every object written at the very end
  * (snapshot/commit.c).  The untracked files the last snapshot read and
- * that did not change since are not read again (snapshot/known.c).  finish() puts the counts into the record.
+ * that did not change since are not read again (snapshot/known.c).
+ * finish() puts the counts into the record.
  *
- * Also here: the options' defaults, the parsing of a duration, the state's
- * small helpers, xg_snapshot_not_found, which tells a directory without a
- * repository from one that libgit2 would not open, and the CA file that
- * libgit2's TLS set-up does not read.
+ * Also here: the options' defaults, the parsing of a duration, and the CA
+ * file that libgit2's TLS set-up does not read.  What the steps ask of the
+ * state lives beneath them, so that no step calls back up here: the
+ * deadline and the skipped paths (snapshot/step.c), the repository
+ * (snapshot/repo.c), libgit2's last error (snapshot/git.c).
  */
 #include "xg.h"
 #include "snapshot/snapshot.h"
@@ -71,31 +73,6 @@ int xg_snapshot_parse_duration(const char *s, long long *ms)
 	return 0;
 }
 
-int xg_snapshot_timed_out(struct xg_snapshot_state *s)
-{
-	if (!s->timed_out && xg_clock_ms() > s->deadline)
-		s->timed_out = 1;
-	return s->timed_out;
-}
-
-void xg_snapshot_skip(struct xg_snapshot_state *s, const char *path, size_t len,
-		      const char *reason)
-{
-	s->complete = 0;
-	if (s->nskipped++ >= XG_SNAPSHOT_SKIPPED_MAX)
-		return;
-	s->skipped = jv_array_append(s->skipped,
-		xg_json_set(xg_json_set(jv_object(), "path", xg_json_string_bytes(path, len)),
-			    "reason", jv_string(reason)));
-}
-
-const char *xg_snapshot_git_message(void)
-{
-	const git_error *e = xg_snapshot_git ? git_error_last() : NULL;
-
-	return e && e->message ? e->message : "unknown error";
-}
-
 /* The core.* settings the scan and the blobs follow, whether a clean
  * filter may apply, the global excludes file and the identity. */
 static void read_config(struct xg_snapshot_state *s, git_config *cfg)
@@ -146,72 +123,6 @@ static jv finish(struct xg_snapshot_state *s, jv rec, const char *reason)
 	return rec;
 }
 
-/*
- * Finds the working tree and git directory above dir the way git does for
- * a plain repository or a linked worktree (a .git directory, or a .git
- * file naming one), without libgit2.  The early scan runs there while
- * libgit2 starts; prepare checks libgit2 found the same.  *plain (unless
- * NULL) says whether libgit2 could have found nothing else: the walk up
- * stayed on one filesystem, which libgit2 does not leave, and passed no
- * directory with a HEAD, which it could take for a repository of its own.
- */
-static int discover(const char *dir, char **workdir, char **gitdir, int *plain)
-{
-	char *p = realpath(dir, NULL);
-	struct xg_buf b = XG_BUF_INIT(4096);
-	struct stat top;
-	int first = 1;
-
-	if (plain)
-		*plain = 1;
-	while (p) {
-		char *dotgit = xg_asprintf("%s/.git", strcmp(p, "/") ? p : "");
-		char *head = xg_asprintf("%s/HEAD", strcmp(p, "/") ? p : "");
-		struct stat st;
-
-		if (plain && (stat(p, &st) < 0 || (!first && st.st_dev != top.st_dev) ||
-			      !access(head, F_OK)))
-			*plain = 0;
-		if (first && !stat(p, &top))
-			first = 0;
-		free(head);
-		xg_buf_reset(&b);
-		if (!lstat(dotgit, &st) && S_ISDIR(st.st_mode)) {
-			*gitdir = dotgit;
-			*workdir = p;
-			return 0;
-		}
-		if (!lstat(dotgit, &st) && S_ISREG(st.st_mode) && !xg_read_file(dotgit, &b) &&
-		    !strncmp(b.buf, "gitdir: ", 8)) {
-			char *g = b.buf + 8, *rel;
-
-			g[strcspn(g, "\r\n")] = '\0';
-			rel = *g == '/' ? xg_strdup(g) : xg_asprintf("%s/%s", p, g);
-			*gitdir = realpath(rel, NULL);
-			free(rel);
-			free(dotgit);
-			xg_buf_release(&b);
-			if (!*gitdir) {
-				free(p);
-				return -1;
-			}
-			*workdir = p;
-			return 0;
-		}
-		free(dotgit);
-		if (!strcmp(p, "/"))
-			break;
-		*strrchr(p, '/') = '\0';
-		if (!*p) {
-			p[0] = '/';
-			p[1] = '\0';
-		}
-	}
-	free(p);
-	xg_buf_release(&b);
-	return -1;
-}
-
 /* Reads the index and starts the scan of the working tree it describes. */
 static int start_scan(struct xg_snapshot_state *s, const char *workdir, const char *gitdir)
 {
@@ -249,7 +160,7 @@ static void drop_scan(struct xg_snapshot_state *s)
 /* Starts the scan early, where discover finds the repository. */
 static void prescan(struct xg_snapshot_state *s, const char *dir)
 {
-	if (discover(dir, &s->pre_workdir, &s->pre_gitdir, &s->pre_plain) < 0)
+	if (xg_snapshot_discover(dir, &s->pre_workdir, &s->pre_gitdir, &s->pre_plain) < 0)
 		return;
 	s->prescanned = 1;
 	if (start_scan(s, s->pre_workdir, s->pre_gitdir) < 0)
@@ -357,69 +268,6 @@ static const char *take(struct xg_snapshot_state *s, jv *rec, git_config *cfg, i
 	xg_snapshot_sha1_hex(commit, hex);
 	*rec = xg_json_set(*rec, "commit", jv_string(hex));
 	return NULL;
-}
-
-int xg_snapshot_git_up(struct xg_snapshot_state *s)
-{
-	if (s->git_up)
-		return 0;
-	if (xg_snapshot_git_load(s->err, sizeof(s->err)) < 0)
-		return -1;
-	git_libgit2_init();
-	s->git_up = 1;
-	return 0;
-}
-
-int xg_snapshot_has(struct xg_snapshot_state *s, const unsigned char oid[20])
-{
-	git_oid id;
-
-	if (xg_snapshot_odb_has(&s->db, oid))
-		return 1;
-	/* Objects elsewhere: only libgit2 follows alternates. */
-	if (!s->alternates || !s->odb)
-		return 0;
-	memcpy(id.id, oid, 20);
-	return git_odb_exists_ext(s->odb, &id, GIT_ODB_LOOKUP_NO_REFRESH) != 0;
-}
-
-int xg_snapshot_repo_open(struct xg_snapshot_state *s)
-{
-	if (s->repo)
-		return 0;
-	if (xg_snapshot_git_up(s) < 0)
-		return -1;
-	if (git_repository_open_ext(&s->repo, s->workdir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
-		snprintf(s->err, sizeof(s->err), "%s", xg_snapshot_git_message());
-		s->repo = NULL;
-		return -1;
-	}
-	return 0;
-}
-
-int xg_snapshot_not_found(const char *dir, int rc, char *err, size_t errlen)
-{
-	char *workdir = NULL, *gitdir = NULL;
-	const char *at = dir;
-	struct stat st;
-	int owned = rc == GIT_EOWNER;
-
-	if (discover(dir, &workdir, &gitdir, NULL) < 0) {
-		if (!owned)
-			return 0;
-	} else {
-		at = workdir;
-		owned |= (!stat(workdir, &st) && st.st_uid != geteuid()) ||
-			 (!stat(gitdir, &st) && st.st_uid != geteuid());
-	}
-	if (owned)
-		snprintf(err, errlen, "cannot open the repository '%s': it is owned by another "
-			 "user and safe.directory does not list it", at);
-	else
-		snprintf(err, errlen, "cannot open the repository '%s': %s", at, xg_snapshot_git_message());
-	free(workdir);
-	free(gitdir);
-	return owned ? 1 : -1;
 }
 
 /* Stops a scan still running and frees what the snapshot held. */
