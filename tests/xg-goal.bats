@@ -792,3 +792,22 @@ assert len(checks) == 2, len(checks)
 assert len(checks) == 1, len(checks)
 '
 }
+
+@test "a goal keeps the model it was set with: a resume without --model runs on it" {
+	serve <<-EOF
+	$(claim_round 1 "nothing to do")
+	{"text": "done: nothing was asked"}
+	EOF
+	# A second model, first in the catalog: what a run with no model falls
+	# back on.
+	jq '.providers.fake.models = {"a": .providers.fake.models.m} + .providers.fake.models' \
+		"$XG_HOME/config/models.json" >models.tmp && mv models.tmp "$XG_HOME/config/models.json"
+	xggoal set --no-run --model fake/m --conversation g1 "look, then stop"
+	assert_success
+	[ "$(recs goal | jq -c .options)" = '{"model":"fake/m","effort":null,"account":null,"variant":null}' ]
+	# No saved choice: without the goal's own model, the round could not start.
+	xggoal resume --conversation g1
+	assert_success
+	[ "$(recs run_start | jq -r .model)" = fake/m ]
+	[ "$(recs goal | tail -1 | jq -r .options.model)" = fake/m ]
+}

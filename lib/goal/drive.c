@@ -438,7 +438,9 @@ int xg_goal_drive(const struct xg_goal_opts *o, const char *conv, int lock, FILE
 				emit(&w, conv, done);
 			rc = rc ? rc : -1;
 		} else if (is(g.status, "active") || (is(g.status, "budget_limited") && !g.wrapped)) {
-			one_round(o, conv, &g, &w, &rc);
+			struct xg_goal_opts ro = xg_goal_opts_for_round(o, &g);
+
+			one_round(&ro, conv, &g, &w, &rc);
 		} else {
 			/* Settled meanwhile, by the person or an earlier round. */
 			rc = exit_for(g.status, 0);

@@ -40,6 +40,8 @@
 /* The six states; "paused" is also how an undriven active goal shows. */
 #define XG_GOAL_STATES "active paused blocked usage_limited budget_limited complete"
 
+struct xg_goal_opts;
+
 struct xg_goal {
 	int exists;		/* a goal is set and not cleared */
 	char *objective;
@@ -56,6 +58,9 @@ struct xg_goal {
 	char *review;		/* the reason a claim was not accepted in the last
 				 * round, for the next one; or NULL */
 	int wrapped;		/* the wrap-up round after the cap has run */
+	/* What the person gave the goal's runs, kept for every round and
+	 * resume until they give another (NULL: xg-run decides). */
+	char *model, *effort, *account, *variant;
 	jv last;		/* the newest goal entry (owned); null when none */
 };
 
@@ -64,6 +69,13 @@ struct xg_goal {
  * left empty. */
 int xg_goal_load(const char *conv, struct xg_goal *g);
 void xg_goal_release(struct xg_goal *g);
+/* The run options the person gave (NULL fields left as they were) kept in
+ * g; and forgotten, for a new goal. */
+void xg_goal_take_opts(struct xg_goal *g, const struct xg_goal_opts *o);
+void xg_goal_release_run(struct xg_goal *g);
+/* The options a round runs with: o's, and where o gives none, the goal's. */
+struct xg_goal_opts xg_goal_opts_for_round(const struct xg_goal_opts *o,
+					   const struct xg_goal *g);
 
 /* Whether a blocker reported now is the one the newest round reported. */
 int xg_goal_same_blocker(const struct xg_goal *g, const char *blocker);

@@ -34,6 +34,22 @@ static void set_str(char **dst, const char *s)
 	*dst = s ? xg_strdup(s) : NULL;
 }
 
+/* The run options an entry keeps: each field a string, or null. */
+static void take_run(struct xg_goal *g, jv run)
+{
+	if (jv_get_kind(run) != JV_KIND_OBJECT)
+		return;
+	set_str(&g->model, xg_json_string_peek(run, "model"));
+	set_str(&g->effort, xg_json_string_peek(run, "effort"));
+	set_str(&g->account, xg_json_string_peek(run, "account"));
+	set_str(&g->variant, xg_json_string_peek(run, "variant"));
+}
+
+static jv string_or_null(const char *s)
+{
+	return s ? jv_string(s) : jv_null();
+}
+
 /* Takes the snapshot fields of one entry. */
 static void take_state(struct xg_goal *g, jv e)
 {
@@ -54,6 +70,7 @@ static void take_state(struct xg_goal *g, jv e)
 		g->max_rounds = n;
 	if (xg_json_number_peek(lim, "hours", &d) == 0 && d > 0)
 		g->max_hours = d;
+	take_run(g, xg_json_get_peek(e, "options"));
 }
 
 /* What a round's entry adds: the streaks, the review, the wrap-up. */
@@ -143,11 +160,46 @@ int xg_goal_load(const char *conv, struct xg_goal *g)
 	return 0;
 }
 
+void xg_goal_release_run(struct xg_goal *g)
+{
+	set_str(&g->model, NULL);
+	set_str(&g->effort, NULL);
+	set_str(&g->account, NULL);
+	set_str(&g->variant, NULL);
+}
+
+void xg_goal_take_opts(struct xg_goal *g, const struct xg_goal_opts *o)
+{
+	if (o->model)
+		set_str(&g->model, o->model);
+	if (o->effort)
+		set_str(&g->effort, o->effort);
+	if (o->account)
+		set_str(&g->account, o->account);
+	if (o->variant)
+		set_str(&g->variant, o->variant);
+}
+
+struct xg_goal_opts xg_goal_opts_for_round(const struct xg_goal_opts *o, const struct xg_goal *g)
+{
+	struct xg_goal_opts r = *o;
+
+	r.model = o->model ? o->model : g->model;
+	r.effort = o->effort ? o->effort : g->effort;
+	r.account = o->account ? o->account : g->account;
+	r.variant = o->variant ? o->variant : g->variant;
+	return r;
+}
+
 void xg_goal_release(struct xg_goal *g)
 {
 	free(g->objective);
 	free(g->blocker);
 	free(g->review);
+	free(g->model);
+	free(g->effort);
+	free(g->account);
+	free(g->variant);
 	jv_free(g->last);
 	memset(g, 0, sizeof(*g));
 	g->last = jv_null();
@@ -191,7 +243,7 @@ int xg_goal_same_blocker(const struct xg_goal *g, const char *blocker)
 
 jv xg_goal_entry(const struct xg_goal *g, const char *event)
 {
-	jv e = xg_rec_new("goal"), lim = jv_object();
+	jv e = xg_rec_new("goal"), lim = jv_object(), run = jv_object();
 
 	e = xg_json_set(e, "event", jv_string(event));
 	e = xg_json_set(e, "objective", jv_string(g->objective ? g->objective : ""));
@@ -200,7 +252,12 @@ jv xg_goal_entry(const struct xg_goal *g, const char *event)
 	e = xg_json_set(e, "elapsed_s", jv_number((double)(long long)(g->elapsed_s * 1000) / 1000));
 	lim = xg_json_set(lim, "rounds", jv_number((double)g->max_rounds));
 	lim = xg_json_set(lim, "hours", jv_number(g->max_hours));
-	return xg_json_set(e, "limits", lim);
+	e = xg_json_set(e, "limits", lim);
+	run = xg_json_set(run, "model", string_or_null(g->model));
+	run = xg_json_set(run, "effort", string_or_null(g->effort));
+	run = xg_json_set(run, "account", string_or_null(g->account));
+	run = xg_json_set(run, "variant", string_or_null(g->variant));
+	return xg_json_set(e, "options", run);
 }
 
 /* Under the conversation's lock: whether its newest goal entry is still

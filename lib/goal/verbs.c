@@ -102,6 +102,8 @@ static int decide_set(const struct xg_goal_opts *o, const char *conv, struct xg_
 	g->elapsed_s = 0;
 	g->max_rounds = o->rounds > 0 ? o->rounds : XG_GOAL_ROUNDS_DEFAULT;
 	g->max_hours = o->hours > 0 ? o->hours : XG_GOAL_HOURS_DEFAULT;
+	xg_goal_release_run(g);
+	xg_goal_take_opts(g, o);
 	*e = xg_goal_entry(g, "set");
 	return 0;
 }
@@ -241,6 +243,7 @@ static int decide_resume(const struct xg_goal_opts *o, const char *conv, struct 
 		return XG_EX_FAIL;
 	}
 	set_status(g, "active");
+	xg_goal_take_opts(g, o);
 	*e = xg_goal_entry(g, "resume");
 	return 0;
 }
