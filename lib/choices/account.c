@@ -1,20 +1,21 @@
 /*
- * Accounts and their keys (man 5 xg-config).
- *
- * An account is a directory $config/accounts/NAME; this file finds the
- * current one (xg_account_current), lists them (the accounts verb), and
- * keeps their keys in auth.json.  Keys are read lazily, once per
- * struct xg_account_keys, from a file that must be private: read_auth
- * refuses one that group or others may read, and never shows its text in
- * a message.  Writes of auth.json go through update_auth, under the
- * account's lock for the file, atomically, mode 0600; xg_account_auth is
- * the auth verb built on it.  A buffer that held a key is cleared before it
- * is freed.
+ * Accounts and their keys (man 5 xg-config): the current account, the
+ * list of them (the accounts verb), and the keys kept in auth.json.
  */
 #include "xg.h"
 #include "choices/choices.h"
 #include "jsonfile.h"
 #include <dirent.h>
+
+/*
+ * An account is a directory $config/accounts/NAME.  Keys are read lazily,
+ * once per struct xg_account_keys, from a file that must be private:
+ * read_auth refuses one that group or others may read, and never shows its
+ * text in a message.  Writes of auth.json go through update_auth, under the
+ * account's lock for the file, atomically, mode 0600; the auth verb
+ * (auth.c) is built on it.  A buffer that held a key is cleared before it
+ * is freed.
+ */
 
 int xg_account_name_valid(const char *name)
 {
@@ -506,36 +507,5 @@ out:
 	if (b.alloc)
 		memset(b.buf, 0, b.alloc);
 	xg_buf_release(&b);
-	return rc;
-}
-
-int xg_account_auth(const char *account, const char *provider, int remove)
-{
-	struct xg_catalog cat;
-	char *key;
-	int rc = xg_catalog_load(&cat);
-
-	if (rc == 0)
-		xg_catalog_warn(&cat);
-	if (rc == 0 && !jv_is_valid(xg_catalog_provider_peek(&cat, provider)) &&
-	    !xg_json_string_peek(cat.bad, provider)) {
-		xg_error("provider '%s' is not in the model catalog", provider);
-		rc = XG_EX_CONFIG;
-	}
-	xg_catalog_release(&cat);
-	if (rc || remove)
-		return rc ? rc : xg_account_remove_key(account, provider);
-	/* A key never comes from the command line, where others can see it,
-	 * nor from a terminal, where it would show as it is typed. */
-	if (!xg_stdin_readable()) {
-		xg_error("the key is read from standard input, which is a terminal or closed; "
-			 "pipe it in, e.g. 'xg-choices auth %s < keyfile'", provider);
-		return XG_EX_USAGE;
-	}
-	if ((rc = xg_account_read_key(0, &key)))
-		return rc;
-	rc = xg_account_store_key(account, provider, key);
-	memset(key, 0, strlen(key));
-	free(key);
 	return rc;
 }

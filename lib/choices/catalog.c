@@ -1,8 +1,13 @@
 /*
  * The model catalog: the shipped $share/models.json with the user's
  * $config/models.json merged over it, checked, and flattened into one
- * entry per model (man 5 xg-config).
- *
+ * entry per model (man 5 xg-config); and the lookups into it.
+ */
+#include "xg.h"
+#include "choices/internal.h"
+#include "jsonfile.h"
+
+/*
  * Loading reads both files (xg_catalog_load), merges the user's providers
  * and models over the shipped ones field by field, null removing one
  * (merge_providers), then checks every provider and model (check.c) and
@@ -11,13 +16,10 @@
  * file, line and field at fault) kept in cat->problems and cat->bad, so one
  * typo costs one model.  What the user's file names is recorded too
  * (user_choices): the providers it configures and the models it prefers.
- * After it, the lookups (xg_catalog_model_peek and the effort helpers)
- * trust the entries.  xg_catalog_write_models is the models verb: the
- * catalog as records, with the account's authentication.
+ * After it, the lookups (xg_catalog_model_peek here, the effort helpers of
+ * effort.c) trust the entries.  The catalog knows nothing of accounts:
+ * whether one is authenticated for a provider is its callers' question.
  */
-#include "xg.h"
-#include "choices/internal.h"
-#include "jsonfile.h"
 
 int xg_catalog_id_valid(const char *s)
 {
@@ -416,81 +418,4 @@ jv xg_catalog_model_peek(const struct xg_catalog *cat, const char *id)
 jv xg_catalog_provider_peek(const struct xg_catalog *cat, const char *name)
 {
 	return name ? xg_json_get_peek(cat->providers, name) : jv_invalid();
-}
-
-int xg_catalog_accepts_effort_peek(jv model, const char *effort)
-{
-	jv efforts = xg_json_get_peek(model, "efforts");
-	int i, len = xg_json_length_peek(efforts), found = 0;
-
-	for (i = 0; effort && i < len && !found; i++) {
-		jv e = jv_array_get(jv_copy(efforts), i);
-		found = jv_get_kind(e) == JV_KIND_STRING && !strcmp(jv_string_value(e), effort);
-		jv_free(e);
-	}
-	return found;
-}
-
-const char *xg_catalog_default_effort_peek(jv model)
-{
-	return xg_json_string_peek(model, "default_effort");
-}
-
-char *xg_catalog_efforts_text(jv model)
-{
-	jv efforts = xg_json_get_peek(model, "efforts");
-	struct xg_buf b = XG_BUF_INIT(0);
-	int i, len = xg_json_length_peek(efforts);
-
-	for (i = 0; i < len; i++) {
-		jv e = jv_array_get(jv_copy(efforts), i);
-		if (jv_get_kind(e) == JV_KIND_STRING)
-			xg_buf_addf(&b, "%s%s", i ? ", " : "", jv_string_value(e));
-		jv_free(e);
-	}
-	if (b.len == 0)
-		xg_buf_addstr(&b, "none");
-	jv_free(model);
-	return xg_buf_detach(&b, NULL);
-}
-
-int xg_catalog_write_models(const char *account, struct xg_rec_writer *w)
-{
-	struct xg_catalog cat;
-	struct xg_account_keys keys;
-	int rc, it;
-
-	if ((rc = xg_catalog_load(&cat)))
-		return rc;
-	xg_catalog_warn(&cat);
-	xg_account_keys_init(&keys, account);
-	for (it = jv_object_iter(cat.models); rc == 0 && jv_object_iter_valid(cat.models, it);
-	     it = jv_object_iter_next(cat.models, it)) {
-		jv m = jv_object_iter_value(cat.models, it);
-		const char *prov = xg_json_string_peek(m, "provider"), *how = NULL;
-		int r = xg_account_authenticated_peek(&keys, prov,
-						      xg_catalog_provider_peek(&cat, prov), &how);
-		jv rec = xg_rec_new("catalog_model");
-
-		if (r < 0) {
-			rc = keys.status;
-			jv_free(m);
-			jv_free(rec);
-			break;
-		}
-		jv_object_foreach(m, k, v)
-			rec = jv_object_set(rec, k, v);
-		rec = xg_json_set(rec, "account", jv_string(account));
-		rec = xg_json_set(rec, "authenticated", r ? jv_true() : jv_false());
-		rec = xg_json_set(rec, "auth", how ? jv_string(how) : jv_null());
-		rec = xg_json_set(rec, "configured",
-				  r && (xg_json_string_peek(m, "key_env") ||
-					xg_catalog_configured_peek(&cat, prov)) ? jv_true() : jv_false());
-		if (xg_rec_write(w, rec) < 0)
-			rc = XG_EX_IOERR;
-		jv_free(m);
-	}
-	xg_account_keys_release(&keys);
-	xg_catalog_release(&cat);
-	return rc;
 }

@@ -1,7 +1,11 @@
 /*
  * Checking the catalog's entries, and the defaults of what an entry leaves
  * out (man 5 xg-config).
- *
+ */
+#include "xg.h"
+#include "choices/internal.h"
+
+/*
  * xg_catalog_check_provider and xg_catalog_check_model look at one merged
  * entry and say what is wrong with it and in which field, without
  * printing: catalog.c leaves a bad entry out and keeps the message, so one
@@ -12,8 +16,6 @@
  * otherwise leave a default in place silently), and xg_catalog_defaults
  * fills in the limits and efforts an entry does not give.
  */
-#include "xg.h"
-#include "choices/internal.h"
 
 static const char *const api_kinds[] = {
 	"openai-responses", "openai-chat", "anthropic-messages", NULL

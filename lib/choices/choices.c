@@ -1,15 +1,6 @@
 /*
- * What the files of the choices subsystem share: the handle that holds the
- * catalog, and the model record each of them writes.
- *
- * The other subjects have files of their own: account.c the accounts and
- * their keys, catalog.c the model catalog (check.c its entries' checks and
- * defaults, lines.c the lines of its messages, suggest.c the "did you
- * mean" for a model it lacks, probe.c the models a server serves), store.c
- * the saved choices of choices.json, resolve.c the model a mode resolves
- * to, start.c the start model of a conversation, and filter.c the start
- * stage over records.  Here also: what is wrong with a command line's
- * options (xg_choices_misused).
+ * The handle that holds the catalog, the model records the files of the
+ * subsystem write, and what is wrong with a command line's options.
  */
 #include "xg.h"
 #include "choices/internal.h"

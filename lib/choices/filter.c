@@ -1,13 +1,18 @@
 /*
  * The start stage, xg-choices start: the records of its input flow through
- * unchanged (xg_rec_filter), and right after each request come that
- * request's notices and its model record, or one model record at the end
- * when no request came.  A start that fails still writes its model record,
- * with "id": null, and the records after it still flow; the stage exits
- * with the first failure's code, or 74 when its output cannot be written.
+ * unchanged, each request followed by its notices and its model record.
  */
 #include "xg.h"
 #include "choices/internal.h"
+
+/*
+ * The records flow through xg_rec_filter, and right after each request
+ * come that request's notices and its model record, or one model record at
+ * the end when no request came.  A start that fails still writes its model
+ * record, with "id": null, and the records after it still flow; the stage
+ * exits with the first failure's code, or 74 when its output cannot be
+ * written.
+ */
 
 struct stage {
 	struct xg_choices c;

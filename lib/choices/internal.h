@@ -2,9 +2,42 @@
 #define XG_CHOICES_INTERNAL_H
 /*
  * Private to lib/choices/: nothing outside the folder includes this header.
- * What resolve.c, start.c and filter.c share: the resolver, which holds one
- * account's keys and saved choices while a model is decided for it, and the
- * model records they all write (made in choices.c).
+ * The public entry is choices/choices.h.
+ *
+ * What the files of the choices subsystem share: the resolver, which holds
+ * one account's keys and saved choices while a model is decided for it
+ * (resolve.c, start.c); the model records they and filter.c write (made in
+ * choices.c); and what loading the catalog works with (catalog.c and the
+ * files beneath it).  The files, top down: a file calls only files below
+ * it.
+ *
+ *   filter.c    the start stage: the records flow through, each request
+ *               followed by its notices and its model record
+ *   start.c     the start model of a conversation: an explicit model, the
+ *               conversation's own while it is usable, else the resolution
+ *   resolve.c   resolution: the model and effort a mode runs on for an
+ *               account, from its saved choices and the catalog
+ *   store.c     the saved choices of choices.json: their check, the set
+ *               and get verbs
+ *   choices.c   the handle that holds the catalog, the model records, and
+ *               what is wrong with a command line's options
+ *   models.c    the models verb: each model with the account's
+ *               authentication, and --probe, what a provider's server serves
+ *   auth.c      the auth verb: a key kept for a provider the catalog has
+ *   suggest.c   "did you mean" for a model the catalog does not offer
+ *   catalog.c   the model catalog: both files merged, checked and
+ *               flattened, and the lookups into it
+ *   check.c     the checks of the catalog's names and entries, the defaults
+ *               of what an entry leaves out, where a field is in its file
+ *   effort.c    a model's efforts: whether it accepts one, its default
+ *   price.c     a model's price: its check, and the cost of tokens
+ *   lines.c     the line of a key in a JSON file, for messages
+ *   account.c   the accounts, the current one, and their keys in auth.json
+ *
+ * The catalog and the accounts know nothing of each other: whether an
+ * account is authenticated for a provider is decided above both, by the
+ * files that hold the catalog and the keys (resolve.c, models.c), and the
+ * auth verb asks the catalog before it keeps a key.
  */
 #include "choices/choices.h"
 

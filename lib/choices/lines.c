@@ -1,16 +1,20 @@
 /*
  * Where a key is in a JSON file: the line of a path of object keys
  * ("providers", "llamacpp", "models", "tiny", "context_window"), for
- * messages about the catalog.  libjq's parser keeps no positions, so this
- * walks the text itself: a small scanner that skips values, counts lines,
- * and descends only into the object under each key of the path.  It runs
- * only when something is wrong, on a file already known to parse.
+ * messages about the catalog.
+ */
+#include "xg.h"
+#include "choices/internal.h"
+
+/*
+ * libjq's parser keeps no positions, so this walks the text itself: a
+ * small scanner that skips values, counts lines, and descends only into
+ * the object under each key of the path.  It runs only when something is
+ * wrong, on a file already known to parse.
  *
  * As jq does, the last of duplicate keys wins.  Keys are compared as jq
  * reads them: a key written with escapes is decoded by jv_parse first.
  */
-#include "xg.h"
-#include "choices/internal.h"
 
 #define MAX_DEPTH 64
 

@@ -1,7 +1,11 @@
 /*
  * Resolution: the model and effort a mode runs on for an account, decided
  * from its saved choices and the catalog (design.md B1, ADR-0064).
- *
+ */
+#include "xg.h"
+#include "choices/internal.h"
+
+/*
  * The resolver orders the saved choices as candidates: the mode's own, then
  * normal's, then every other mode's newest first by updatedAt.  The model
  * is the first candidate's that the catalog offers and the account is
@@ -17,8 +21,6 @@
  * 77 when a model the person chose lacks its key, else 78.  start.c
  * builds on the same resolver.
  */
-#include "xg.h"
-#include "choices/internal.h"
 
 struct xg_choices_cand {
 	const char *mode;

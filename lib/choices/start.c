@@ -2,7 +2,12 @@
  * The start model of a conversation (design.md B1, ADR-0064): an explicit
  * model, else the conversation's own while it is usable, else the
  * resolution for the request's mode.
- *
+ */
+#include "xg.h"
+#include "choices/internal.h"
+#include "conversation.h"
+
+/*
  * xg_choices_start reads what the request and the options ask for, then
  * takes one of three ways: start_explicit for a model asked for by name,
  * start_conversation for a conversation that names its last model, and the
@@ -16,9 +21,6 @@
  * handle), a torn conversation, the fallback or the catalog's model, an
  * effort not applied.
  */
-#include "xg.h"
-#include "choices/internal.h"
-#include "conversation.h"
 
 /* request's string field, or NULL; 1 in *bad (reported) for another kind. */
 static const char *req_string(jv request, const char *field, size_t lineno, int *bad)

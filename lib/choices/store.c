@@ -1,16 +1,20 @@
 /*
  * The store of saved choices: an account's choices.json, which holds per
  * mode the model, effort and updatedAt of the person's last deliberate
- * selection.  Loading checks every entry, so the rest of the subsystem
- * reads fields without checking them again; xg_choices_set is the one
- * writer, under choices.json.lock and atomically; xg_choices_write_saved
- * is the get verb.  A file that fails the check is never rewritten: it
- * stays as the person left it, and every command names what is wrong.
+ * selection; the set verb writes it and the get verb reads it.
  */
 #include "xg.h"
 #include "choices/choices.h"
 #include "conversation.h"
 #include "jsonfile.h"
+
+/*
+ * Loading checks every entry, so the rest of the subsystem reads fields
+ * without checking them again; xg_choices_set is the one writer, under
+ * choices.json.lock and atomically; xg_choices_write_saved is the get
+ * verb.  A file that fails the check is never rewritten: it stays as the
+ * person left it, and every command names what is wrong.
+ */
 
 /* Checks one mode's entry; -1 after naming what is wrong. */
 static int check_entry(const char *path, const char *mode, jv e)

@@ -1,6 +1,10 @@
 /*
  * "Did you mean": what to say about a model id the catalog does not offer.
- *
+ */
+#include "xg.h"
+#include "choices/internal.h"
+
+/*
  * A model left out for a bad entry gets that entry's message.  Otherwise
  * the closest ids of the catalog are named, at most two: the same model
  * name under another provider ("openai/gpt-5.1" for "gpt-5.1",
@@ -8,8 +12,6 @@
  * edits away, when they are close enough to be a typo (no more edits than
  * a third of the model name's length, at least one).
  */
-#include "xg.h"
-#include "choices/internal.h"
 
 #define MAX_SUGGESTIONS 2
 

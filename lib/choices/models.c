@@ -1,24 +1,70 @@
 /*
- * xg-choices models --probe PROVIDER: the models a provider's server
- * serves, beside what the catalog offers of them.
- *
- * llama.cpp's server, Ollama, vLLM, OpenAI, OpenRouter and Anthropic all
- * answer GET {base_url}/models with {"data": [{"id": ...}, ...]}.  The
- * request is one short GET, made with libcurl here rather than through the
- * provider library, whose client speaks only the streamed POSTs of the
- * model APIs: a connection refused fails at once, and a server that does
- * not answer within a few seconds is given up.  The account's key for the
- * provider goes in the header the provider's kind expects and is never
+ * The models verb, xg-choices models: the catalog as records, each model
+ * with whether the account is authenticated for its provider; and with
+ * --probe PROVIDER, the models its server serves beside the catalog's.
+ */
+#include "xg.h"
+#include "choices/internal.h"
+#include "curl.h"
+
+/* Whether the account is authenticated for a model's provider is decided
+ * here, where both the catalog and the keys are at hand: the catalog
+ * itself knows nothing of accounts. */
+int xg_catalog_write_models(const char *account, struct xg_rec_writer *w)
+{
+	struct xg_catalog cat;
+	struct xg_account_keys keys;
+	int rc, it;
+
+	if ((rc = xg_catalog_load(&cat)))
+		return rc;
+	xg_catalog_warn(&cat);
+	xg_account_keys_init(&keys, account);
+	for (it = jv_object_iter(cat.models); rc == 0 && jv_object_iter_valid(cat.models, it);
+	     it = jv_object_iter_next(cat.models, it)) {
+		jv m = jv_object_iter_value(cat.models, it);
+		const char *prov = xg_json_string_peek(m, "provider"), *how = NULL;
+		int r = xg_account_authenticated_peek(&keys, prov,
+						      xg_catalog_provider_peek(&cat, prov), &how);
+		jv rec = xg_rec_new("catalog_model");
+
+		if (r < 0) {
+			rc = keys.status;
+			jv_free(m);
+			jv_free(rec);
+			break;
+		}
+		jv_object_foreach(m, k, v)
+			rec = jv_object_set(rec, k, v);
+		rec = xg_json_set(rec, "account", jv_string(account));
+		rec = xg_json_set(rec, "authenticated", r ? jv_true() : jv_false());
+		rec = xg_json_set(rec, "auth", how ? jv_string(how) : jv_null());
+		rec = xg_json_set(rec, "configured",
+				  r && (xg_json_string_peek(m, "key_env") ||
+					xg_catalog_configured_peek(&cat, prov)) ? jv_true() : jv_false());
+		if (xg_rec_write(w, rec) < 0)
+			rc = XG_EX_IOERR;
+		jv_free(m);
+	}
+	xg_account_keys_release(&keys);
+	xg_catalog_release(&cat);
+	return rc;
+}
+
+/*
+ * The probe: llama.cpp's server, Ollama, vLLM, OpenAI, OpenRouter and
+ * Anthropic all answer GET {base_url}/models with {"data": [{"id": ...},
+ * ...]}.  The request is one short GET, made with libcurl here rather than
+ * through the provider library, whose client speaks only the streamed POSTs
+ * of the model APIs: a connection refused fails at once, and a server that
+ * does not answer within a few seconds is given up.  The account's key for
+ * the provider goes in the header the provider's kind expects and is never
  * shown; redirects are not followed, so it goes nowhere else.
  *
  * libcurl is loaded when a probe is asked for (curl.h): linked, it and
  * the libraries it needs would cost every xg-choices process (a stage of
  * every run) some 7 ms to load, for the one verb that speaks HTTP.
  */
-#include "xg.h"
-#include "choices/internal.h"
-#include "curl.h"
-
 #define PROBE_CONNECT_MS 3000L
 #define PROBE_TOTAL_MS 10000L
 #define PROBE_MAX_BODY ((size_t)8 << 20)
