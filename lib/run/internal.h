@@ -26,7 +26,6 @@
  *   child.c     the children followed: their records, clocks and ends
  *   subagent.c  spawn_subagent and wait_subagents: child runs, each an
  *               xg-run process
- *   profile.c   the subagent profiles: the tools a child is given
  *   input.c     the upstream records, and a snapshot taken when none came
  *   history.c   the conversation: loaded (from a compaction's summary
  *               on), and appended to
@@ -303,19 +302,9 @@ int xg_run_watch_only_subagents(const struct run_watch *w);
 /* A tool's age, for records: {"name", "id", "ms", "detail"?}. */
 jv xg_run_watch_tool_peek(const struct run_watch_tool *t, int64_t now);
 
-/* ---- subagent.c and profile.c: the children ---- */
+/* ---- subagent.c: the children ---- */
 
-/* The tools a profile offers (NULL: unknown profile): a table of names,
- * NULL-terminated; *read_only says whether it changes nothing. */
-const char *const *xg_run_profile_tools(const char *profile, int *read_only);
-/* Whether profile lets tool run (profile NULL: every tool). */
-int xg_run_profile_allows(const char *profile, const char *tool, int sandboxed);
-/* Whether profile is a read-only one (explore). */
-int xg_run_profile_read_only(const char *profile);
-/* The tool table for a run of profile (NULL: all tools). */
-jv xg_run_profile_schemas(const char *profile, int sandboxed);
-/* What a child's system prompt gets after the pack's (a new string). */
-char *xg_run_profile_prompt(const struct run *r, const char *profile);
+
 /* The two subagent tools' table entries (a top-level run's only). */
 jv xg_run_subagent_schemas(void);
 /* Whether name is one of them. */

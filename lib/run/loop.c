@@ -72,7 +72,7 @@ static jv call_result(struct run *r, int bad_args, const char *id, const char *n
 		jv_free(args);
 		return refusal("refused: the work slice has ended; report, and call no tool");
 	}
-	if (!xg_run_profile_allows(r->o->profile, name, r->sandbox.bwrap != NULL) ||
+	if (!xg_tool_profile_allows(r->o->profile, name, r->sandbox.bwrap != NULL) ||
 	    (xg_run_subagent_tool(name) && (r->o->parent || r->o->profile))) {
 		jv_free(args);
 		return refusal("refused: this run's profile does not offer that tool; nothing was run");

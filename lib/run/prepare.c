@@ -292,11 +292,58 @@ static int key_from_fd(char **key)
 	return 1;
 }
 
+/* The tools of profile as a list for people: "read, bash". */
+static char *tool_list(const char *profile, int sandboxed)
+{
+	jv t = xg_tool_profile_schemas(profile, sandboxed);
+	struct xg_buf b = XG_BUF_INIT(0);
+
+	jv_array_foreach(t, i, s) {
+		xg_buf_addf(&b, "%s%s", i ? ", " : "", xg_json_string_peek(s, "name"));
+		jv_free(s);
+	}
+	jv_free(t);
+	return xg_buf_detach(&b, NULL);
+}
+
+/* What a child's (or a profile's) system prompt gets first: its profile's
+ * words and tools, then the variant's subagent text. */
+static char *profile_prompt(const struct run *r, const char *profile)
+{
+	const char *what = xg_tool_profile_what(profile);
+	int read_only = xg_tool_profile_read_only(profile);
+	jv tmpl = xg_json_get_peek(xg_json_get_peek(r->pack, "templates"), "subagent");
+	struct xg_buf b = XG_BUF_INIT(0);
+	char *tools = tool_list(profile, r->sandbox.bwrap != NULL);
+
+	if (what && read_only)
+		/* First, so it is read before the brief (ADR-0069 item 7). */
+		xg_buf_addf(&b, "%s Your tools are: %s. When the brief needs a tool you do not "
+			    "have (to run a command, or to change a file), say so in the first "
+			    "line of your reply, naming the tool, and do the part you can.\n\n",
+			    what, tools);
+	else if (what)
+		xg_buf_addf(&b, "%s Your tools are: %s.\n\n", what, tools);
+	if (r->o->parent && jv_get_kind(tmpl) == JV_KIND_STRING) {
+		jv vars = jv_object();
+		char *text = xg_prompt_render_peek(jv_string_value(tmpl),
+						   (size_t)jv_string_length_bytes(jv_copy(tmpl)), vars);
+
+		xg_buf_addstr(&b, text);
+		free(text);
+		jv_free(vars);
+	}
+	free(tools);
+	while (b.len && b.buf[b.len - 1] == '\n')
+		xg_buf_setlen(&b, b.len - 1);
+	return xg_buf_detach(&b, NULL);
+}
+
 /* A subagent's system prompt: the pack's, then the subagent template and
  * its profile's words, after the stable prefix. */
 static void child_prompt(struct run *r)
 {
-	char *extra = r->o->parent || r->o->profile ? xg_run_profile_prompt(r, r->o->profile) : NULL;
+	char *extra = r->o->parent || r->o->profile ? profile_prompt(r, r->o->profile) : NULL;
 	const char *sys = xg_json_string_peek(r->pack, "system");
 	char *all;
 
@@ -475,7 +522,7 @@ int xg_run_prepare(struct run *r, FILE *fp)
 		return r->rc;
 	if (pick_mode(r) || pick_conversation(r) || pick_workspace(r) ||
 	    xg_run_sandbox_pick_read_only(r, !strcmp(r->mode, "plan") ||
-					  xg_run_profile_read_only(r->o->profile)))
+					  xg_tool_profile_read_only(r->o->profile)))
 		return r->rc;
 	if (pick_model(r))
 		return r->rc;
@@ -492,7 +539,7 @@ int xg_run_prepare(struct run *r, FILE *fp)
 	r->prov->http.sent_arg = r;
 	if (join_gate(r))
 		return r->rc;
-	r->tools = xg_run_profile_schemas(r->o->profile, r->sandbox.bwrap != NULL);
+	r->tools = xg_tool_profile_schemas(r->o->profile, r->sandbox.bwrap != NULL);
 	/* A subagent starts none of its own: the tree is one level deep; and
 	 * a profile's tools are all a run of it gets. */
 	if (!r->o->parent && !r->o->profile)

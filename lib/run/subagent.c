@@ -310,11 +310,11 @@ static const char *spawn_refused(const struct run_watch *w, const char *name)
 static jv spawned_result(const struct run_child *c)
 {
 	struct xg_buf b = XG_BUF_INIT(0);
-	int read_only = xg_run_profile_read_only(c->profile);
+	int read_only = xg_tool_profile_read_only(c->profile);
 	/* A read-only child has bash where the sandbox can hold the
 	 * workspace read-only for it: as it will find when it starts. */
 	int sandboxed = read_only && xg_tool_sandbox_available();
-	jv tools = xg_run_profile_schemas(c->profile, sandboxed), names = jv_array(), res;
+	jv tools = xg_tool_profile_schemas(c->profile, sandboxed), names = jv_array(), res;
 	char *text;
 
 	jv_array_foreach(tools, i, t) {
@@ -368,7 +368,7 @@ jv xg_run_subagent_spawn(struct run *r, jv args)
 
 	if (!brief || !*brief)
 		res = fail("spawn_subagent: 'brief' must be a non-empty string%s", "");
-	else if (!profile || !xg_run_profile_tools(profile, NULL))
+	else if (!profile || !xg_tool_profile_tools(profile, NULL))
 		res = fail("spawn_subagent: 'profile' must be explore or worker, not '%s'",
 			   profile ? profile : "(none)");
 	else if (!strcmp(r->mode, "plan") && strcmp(profile, "explore"))

@@ -7,6 +7,7 @@
  *
  * The files, top down: a file calls only files below it.
  *
+ *   profile.c   the subagent profiles: the tools each is offered
  *   tools.c     the table and the dispatch
  *   ask_user.c  the question for the --ask command
  *   bash.c      a shell command, its output kept and cut

@@ -120,6 +120,23 @@ struct xg_tool_ctx {
 	const struct xg_tool_sandbox *sandbox;	/* bash's sandbox; NULL: none */
 };
 
+/*
+ * The subagent profiles (profile.c): the tools a child run of a profile is
+ * offered.  An unknown profile, or none, offers every tool.
+ */
+/* The tools a profile offers (NULL: unknown profile): a table of names,
+ * NULL-terminated; *read_only says whether it changes nothing. */
+const char *const *xg_tool_profile_tools(const char *profile, int *read_only);
+/* Whether profile lets tool run (profile NULL: every tool); bash only in a
+ * read-only sandbox for explore. */
+int xg_tool_profile_allows(const char *profile, const char *tool, int sandboxed);
+/* Whether profile is a read-only one (explore). */
+int xg_tool_profile_read_only(const char *profile);
+/* The tool table for a run of profile (NULL: all tools). */
+jv xg_tool_profile_schemas(const char *profile, int sandboxed);
+/* The words a child's system prompt says of its profile, or NULL. */
+const char *xg_tool_profile_what(const char *profile);
+
 /* The tool table: an array of {name, description, parameters}, where
  * parameters is a JSON schema (type object). */
 jv xg_tool_schemas(void);
