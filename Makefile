@@ -68,15 +68,18 @@ ifeq ($(VALGRIND),1)
 	  n=$${p##*/}; printf '#!/bin/sh\nexec valgrind -q --leak-check=full --error-exitcode=1 "%s" "$$@"\n' "$(CURDIR)/$$p" > tests/vgbin/$$n; \
 	  chmod +x tests/vgbin/$$n; done
 endif
-	PATH="$(CURDIR)/tests/vgbin:$(CURDIR)/bin:$(CURDIR)/tests/bin:$$PATH" XG_SRCDIR="$(CURDIR)" \
-	  XG_MAKEFLAGS="SANITIZE=$(SANITIZE) DEVELOPER=$(DEVELOPER)" \
-	  bats $(BATSFLAGS) $(TESTS)
+	@rc=$$(mktemp); { PATH="$(CURDIR)/tests/vgbin:$(CURDIR)/bin:$(CURDIR)/tests/bin:$$PATH" \
+	  XG_SRCDIR="$(CURDIR)" XG_MAKEFLAGS="SANITIZE=$(SANITIZE) DEVELOPER=$(DEVELOPER)" \
+	  bats --tap $(BATSFLAGS) $(TESTS); echo $$? >"$$rc"; } | sh tests/tap-summary "$$rc"; \
+	  s=$$?; rm -f "$$rc"; exit $$s
 
 lint-man:
 	mandoc -Tlint -Wwarning $(MAN1) $(MAN5) $(MAN7)
 
-# The rules of the house: file sizes, the include arrows, the banned list.
-lint:
+# The rules of the house: file sizes, the include arrows, the banned list,
+# the opening comments, and the layers inside each room, read from the
+# objects (so it builds them).
+lint: $(LIB_OBJ)
 	@sh tests/lint
 
 # libFuzzer targets (tests/fuzz/README): libxg built again with clang and

@@ -104,6 +104,73 @@ copy_tree() {
 	assert_output --partial "strcpy"
 }
 
+# A copy of the source with its objects, for lint to read (their times
+# kept, so nothing looks newer than it is).
+copy_built() {
+	mkdir -p "$1"
+	cp -Rp "$XG_SRCDIR/lib" "$XG_SRCDIR/cmd" "$XG_SRCDIR/tests" "$1/"
+}
+
+# Compiles one file of the copy in $1 as make would, for its symbols.
+compile_in() {
+	(cd "$1" && cc -D_GNU_SOURCE -DXG_VERSION='"0"' -DXG_SHAREDIR='"/"' -Ilib -c -o "${2%.c}.o" "$2")
+}
+
+@test "make lint fails on a circle between two files of a room, naming the call" {
+	src=$BATS_TEST_TMPDIR/src
+	copy_built "$src"
+	run env XG_SRCDIR="$src" sh "$src/tests/lint"
+	assert_success
+	# out.c is the bottom of lib/run/; loop.c, the top, calls it.
+	printf 'void *xg_run_planted(void);\nvoid *xg_run_planted(void) { return (void *)&xg_run; }\n' \
+		>> "$src/lib/run/out.c"
+	compile_in "$src" lib/run/out.c
+	run env XG_SRCDIR="$src" sh "$src/tests/lint"
+	assert_failure
+	assert_output --partial "lint: the files of lib/run/ call each other in a circle:"
+	assert_output --partial "lint: lib/run/out.c calls loop.c (xg_run), which the layers of run put above it"
+}
+
+@test "make lint fails on a call up a room's layers, and on a map in another order" {
+	src=$BATS_TEST_TMPDIR/src
+	copy_built "$src"
+	# gate.c is the bottom of lib/tools/, todo.c near its top and calling
+	# only result.c: no circle, but upward.
+	printf 'void *xg_tool_planted(void);\nvoid *xg_tool_planted(void) { return (void *)&xg_tool_todo_write_peek; }\n' \
+		>> "$src/lib/tools/gate.c"
+	compile_in "$src" lib/tools/gate.c
+	sed -i 's/^ \*   proc\.c /X&/; s/^ \*   sandbox\.c / *   proc.c /; s/^X \*   proc\.c / *   sandbox.c /' \
+		"$src/lib/tools/internal.h"
+	run env XG_SRCDIR="$src" sh "$src/tests/lint"
+	assert_failure
+	assert_output --partial "lint: lib/tools/gate.c calls todo.c (xg_tool_todo_write_peek), which the layers of tools put above it"
+	assert_output --partial "lint: lib/tools/internal.h: its map names '"
+	refute_output --partial "circle"
+}
+
+@test "make lint fails on a lib file without its opening comment" {
+	src=$BATS_TEST_TMPDIR/src
+	copy_built "$src"
+	sed -i '1i #include <stdio.h>' "$src/lib/plan/plan.c" "$src/lib/buf.c"
+	run env XG_SRCDIR="$src" sh "$src/tests/lint"
+	assert_failure
+	assert_line "lint: lib/plan/plan.c: does not open with the comment that maps it"
+	assert_line "lint: lib/buf.c: does not open with the comment that maps it"
+}
+
+@test "make lint fails on a core file that lib/README does not list, and on a room it has no line for" {
+	src=$BATS_TEST_TMPDIR/src
+	copy_built "$src"
+	printf '/*\n * A planted file.\n */\nint xg_planted;\n' > "$src/lib/planted.c"
+	compile_in "$src" lib/planted.c
+	mkdir "$src/lib/newroom"
+	printf '/*\n * A planted room.\n */\nint xg_newroom;\n' > "$src/lib/newroom/a.c"
+	run env XG_SRCDIR="$src" sh "$src/tests/lint"
+	assert_failure
+	assert_output --regexp "lint: lib/README: the line for 'core' names '[a-z0-9 ]*'; lib/ holds '[a-z0-9 ]* planted [a-z0-9 ]*'"
+	assert_line "lint: lib/README: no line for the room 'newroom' among the files of each room"
+}
+
 @test "the README's first use prints what it shows" {
 	want=$(awk '/^    \$ printf .* \| xg-classify-plan$/ { getline; sub(/^    /, ""); print; exit }' "$XG_SRCDIR/README.md")
 	[ -n "$want" ] || fail "the README has no first use"
