@@ -27,17 +27,21 @@ setup() {
 	cd ws
 }
 
-# PATH without xg-goal (every other program linked into a folder of its
-# own, the build's folders left out), and back with it.
+# PATH without xg-goal (every other program of the build linked into a
+# folder of its own; every folder that holds an xg-goal left out, an
+# installed one too), and back with it.
 goal_uninstalled() {
-	local d="$BATS_TEST_TMPDIR/nogoal" bin p
+	local d="$BATS_TEST_TMPDIR/nogoal" bin p kept=""
 	bin=$(dirname "$(command -v xg-goal)")
 	mkdir -p "$d"
 	for p in "$bin"/xg*; do
 		[ "${p##*/}" = xg-goal ] || ln -sf "$p" "$d/"
 	done
 	SAVED_PATH=$PATH
-	PATH="$d:$(printf '%s\n' "$PATH" | tr ':' '\n' | grep -vxF -e "$bin" -e "$XG_SRCDIR/bin" | paste -sd:)"
+	while read -r p; do
+		[ -n "$p" ] && [ ! -e "$p/xg-goal" ] && kept="$kept:$p"
+	done < <(printf '%s\n' "$PATH" | tr ':' '\n')
+	PATH="$d$kept"
 	! command -v xg-goal >/dev/null
 }
 
