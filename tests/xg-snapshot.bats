@@ -31,9 +31,9 @@ make_repo() {
 }
 
 # The tree git's own plumbing makes of the working tree: add -A in a
-# throwaway copy of the index, then write-tree.
+# throwaway copy of the index (a linked worktree's own), then write-tree.
 git_tree() {
-	cp .git/index "$BATS_TEST_TMPDIR/git-index"
+	cp "$(git rev-parse --git-path index)" "$BATS_TEST_TMPDIR/git-index"
 	GIT_INDEX_FILE="$BATS_TEST_TMPDIR/git-index" git add -A 2>/dev/null
 	GIT_INDEX_FILE="$BATS_TEST_TMPDIR/git-index" git write-tree
 	rm -f "$BATS_TEST_TMPDIR/git-index"
@@ -315,7 +315,7 @@ PY
 	assert_equal "$(field .untracked)" 3
 }
 
-@test "a submodule is recorded as the gitlink the index holds" {
+@test "a submodule is recorded at its HEAD, as git add -A records it" {
 	make_repo
 	sub="$BATS_TEST_TMPDIR/sub"
 	git init -q "$sub"
@@ -323,10 +323,16 @@ PY
 	git -c protocol.file.allow=always submodule -q add "$sub" sub
 	git commit -qm 'add sub'
 	pinned=$(git rev-parse HEAD:sub)
+	snap
+	assert_equal "$(git ls-tree "$(field .commit)" sub | cut -f1)" "160000 commit $pinned"
+	assert_equal "$(field .changed)" 0
 	git -C sub -c user.name=s -c user.email=s@s commit -q --allow-empty -m s2
 	snap
 	assert_success
-	assert_equal "$(git ls-tree "$(field .commit)" sub | cut -f1)" "160000 commit $pinned"
+	assert_equal "$(git ls-tree "$(field .commit)" sub | cut -f1)" \
+		"160000 commit $(git -C sub rev-parse HEAD)"
+	assert_equal "$(field .changed)" 1
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
 }
 
 @test "an untracked repository inside goes in as a gitlink to its HEAD" {
@@ -683,7 +689,7 @@ same_fields() {
 	make_repo
 	snap
 	good=$(cat .git/xg-settings)
-	sed -i 's/^core 1 1 1$/core 0 1 1/' .git/xg-settings
+	sed -i 's/^core 1 1 1 0$/core 0 1 1 0/' .git/xg-settings
 	snap_traced
 	[[ $loaded == *libgit2* ]] || fail "libgit2 was not loaded: $loaded"
 	assert_equal "$(cat .git/xg-settings)" "$good"
@@ -961,6 +967,201 @@ PATTERNS
 	assert_success
 	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
 	assert_equal "$(git cat-file -p "$(field .commit):crlf.txt" | od -c | grep -c '\\r')" 0
+}
+
+@test "a clean filter driver's command runs as git add runs it, %f quoted" {
+	make_repo
+	git config filter.up.clean 'tr a-z A-Z'
+	# The path as the command sees it goes into the content.
+	git config filter.named.clean 'printf "%%s: " %f; cat'
+	printf '*.up filter=up\n*.named filter=named\n' > .gitattributes
+	printf 'lower case\n' > new.up
+	printf 'line\n' > "it's a !.named"
+	printf 'line\n' > ' -lead.named'
+	snap
+	assert_success
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	assert_equal "$(git show "$(field .commit):new.up")" 'LOWER CASE'
+	assert_equal "$(git show "$(field .commit):it's a !.named")" "it's a !.named: line"
+	git add -A && git commit -qm filtered
+	printf 'edited\n' > new.up
+	snap
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	assert_equal "$(git show "$(field .commit):new.up")" EDITED
+	assert_equal "$(field .complete)" true
+}
+
+@test "a clean filter runs in the top of the tree, before text and eol" {
+	make_repo
+	git config filter.where.clean 'pwd; cat'
+	printf 'sub/*.txt filter=where text eol=lf\n' > .gitattributes
+	mkdir -p sub && printf 'a\r\nb\r\n' > sub/crlf.txt
+	snap
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	assert_equal "$(git show "$(field .commit):sub/crlf.txt" | head -1)" "$repo"
+}
+
+@test "a failed clean filter stores the raw file unless the driver is required" {
+	make_repo
+	git config filter.lax.clean 'exit 3'
+	git config filter.smudgeonly.smudge cat
+	printf '*.lax filter=lax\n*.so filter=smudgeonly\n*.req filter=strict\n' > .gitattributes
+	printf 'raw\n' > a.lax
+	printf 'raw\n' > b.so
+	snap
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	assert_equal "$(git show "$(field .commit):a.lax")" raw
+	# A required driver that fails: git add stops; the snapshot leaves the
+	# file out and says why, the tracked one as the index has it.
+	printf 'kept\n' > tracked.req && git add -A && git commit -qm req
+	git config filter.strict.clean 'cat >/dev/null; exit 1'
+	git config filter.strict.required true
+	printf 'edited\n' > tracked.req
+	printf 'new\n' > new.req
+	snap
+	assert_success
+	assert_equal "$(git show "$(field .commit):tracked.req")" kept
+	run git cat-file -e "$(jq -r .commit <<<"$output"):new.req"
+	assert_failure
+	snap
+	assert_equal "$(field '[.skipped[] | select(.reason == "filter-failed") | .path] | join(",")')" \
+		tracked.req,new.req
+	assert_equal "$(field .complete)" false
+}
+
+@test "a clean filter that outlasts the time-out gives up, and kills it" {
+	make_repo
+	git config filter.slow.clean "echo \$\$ > '$BATS_TEST_TMPDIR/pid'; sleep 30"
+	printf '*.slow filter=slow\n' > .gitattributes
+	printf 'x\n' > a.slow
+	start=$(date +%s)
+	snap --timeout 500ms
+	assert_success
+	assert_equal "$(field .reason)" timeout
+	[ $(($(date +%s) - start)) -lt 5 ]
+	run kill -0 "$(cat "$BATS_TEST_TMPDIR/pid")"
+	assert_failure
+}
+
+# A repository with the shapes real ones have, each one git's plumbing
+# and the snapshot may read differently.
+shapes_repo() {
+	make_repo
+	# Nested ignore files: negations, directory rules, anchored patterns.
+	mkdir -p a/b/c build logs/keep
+	printf '*.log\n!important.log\nbuild/\n/rootonly\n' > .gitignore
+	printf '!*.log\nc/\n' > a/.gitignore
+	printf '*.tmp\n!keep.tmp\n' > a/b/.gitignore
+	for f in x.log important.log a/x.log a/b/y.log a/b/c/z a/b/t.tmp a/b/keep.tmp \
+		build/o rootonly a/rootonly logs/keep/k.log; do
+		printf 'x\n' > "$f"
+	done
+	printf 'excluded-*\n' > .git/info/exclude
+	printf 'global-*\n' > "$BATS_TEST_TMPDIR/ignore"
+	git config core.excludesFile "$BATS_TEST_TMPDIR/ignore"
+	printf 'x\n' > excluded-1
+	printf 'x\n' > global-1
+	# Attributes: text=auto and eol with CRLF content, a clean filter.
+	printf '* text=auto\n*.bat eol=crlf\n*.sh eol=lf\n*.up filter=up\n' > .gitattributes
+	git config filter.up.clean 'tr a-z A-Z'
+	printf 'a\r\nb\r\n' > crlf.txt
+	printf 'a\r\nb\r\n' > w.bat
+	printf 'a\r\nb\r\n' > u.sh
+	printf 'bin\0\r\n' > bin.dat
+	printf 'shout\n' > loud.up
+	# Names with spaces, unicode, a leading dash, quotes.
+	for f in 'with space' 'ünï cödé' '-dash' "quo'te" 'dq"uote' 'back\slash'; do
+		printf 'o\n' > "$f"
+	done
+	# A submodule.
+	sub="$BATS_TEST_TMPDIR/sub"
+	git init -q "$sub"
+	git -C "$sub" -c user.name=s -c user.email=s@s commit -q --allow-empty -m s1
+	git -c protocol.file.allow=always submodule -q add "$sub" sm 2>/dev/null
+	git add -A 2>/dev/null
+	git commit -qm shapes
+}
+
+@test "the tree is git's on the shapes real repositories have" {
+	shapes_repo
+	git update-index --index-version 4
+	printf 'more\n' >> src/one.c
+	printf 'c\r\nd\r\n' > crlf.txt
+	printf 'edited\n' > loud.up
+	printf 'p\n' > ./-dash
+	printf 'new\n' > "new 'one'"
+	# The submodule's worktree is dirty and its HEAD moved.
+	printf 'dirty\n' > sm/untracked
+	git -C sm -c user.name=s -c user.email=s@s commit -q --allow-empty -m s2
+	# Intent to add: one edited since, one deleted since.
+	printf 'ita\n' > ita.txt && git add -N ita.txt
+	printf 'gone\n' > ita-gone.txt && git add -N ita-gone.txt && rm ita-gone.txt
+	snap
+	assert_success
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	assert_equal "$(field .complete)" true
+	git fsck --no-dangling --strict
+}
+
+@test "with core.fileMode false no executable bit is taken from the files" {
+	shapes_repo
+	git config core.fileMode false
+	chmod +x README
+	printf 'e\n' >> src/two.c && chmod +x src/two.c
+	printf '#!/bin/sh\n' > new-tool && chmod +x new-tool
+	snap
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	assert_equal "$(git ls-tree "$(field .commit)" new-tool | cut -c1-6)" 100644
+}
+
+@test "a same-size edit in the second the index was written is git's too" {
+	shapes_repo
+	printf 'aaaa\n' > racy && git add racy
+	printf 'bbbb\n' > racy
+	touch -r .git/index racy
+	assert_equal "$(git status --porcelain racy)" 'AM racy'
+	snap
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	assert_equal "$(git show "$(field .commit):racy")" bbbb
+}
+
+@test "what lies outside a sparse checkout stays as the index has it" {
+	shapes_repo
+	mkdir -p docs/deep && printf 'd\n' > docs/deep/d && git add -A && git commit -qm docs
+	git sparse-checkout set --cone src 2>/dev/null
+	# Outside the cone: a file put back and edited, a new one; inside: edits.
+	mkdir -p docs/deep lib
+	printf 'edited\n' > docs/guide.md
+	printf 'new\n' > lib/new
+	printf 'new\n' > docs/deep/new
+	printf 'edit\n' >> src/one.c
+	printf 'top\n' > top-new
+	snap
+	assert_success
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	assert_equal "$(git show "$(field .commit):docs/guide.md")" guide
+	# Again without libgit2, from what the last snapshot kept.
+	snap
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	git sparse-checkout set --no-cone '/src/' '!/src/two.c' '*.md' 2>/dev/null
+	printf 'again\n' > docs/guide.md
+	printf 'n\n' > src/two.c
+	printf 'n\n' > docs/deep/more
+	snap
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+}
+
+@test "a linked worktree of a repository with the shapes is git's too" {
+	shapes_repo
+	git worktree add -q "$BATS_TEST_TMPDIR/wt" -b side
+	cd "$BATS_TEST_TMPDIR/wt"
+	printf 'side\n' >> README
+	printf 'low\n' > side.up
+	printf 'x\n' > side.log
+	snap
+	assert_success
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	assert_equal "$(git show "$(field .commit):side.up")" LOW
 }
 
 @test "the examples of the man page work" {

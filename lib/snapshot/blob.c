@@ -2,8 +2,9 @@
  * Blobs: the contents of the files a snapshot reads, as git would store
  * them.  Only the tracked files whose stat data changed are read, and the
  * untracked files the walk admitted; a symlink's blob is its target, a
- * file's its bytes through the clean filters (autocrlf, text, eol, ident)
- * when attributes or the config may ask for them.  Each blob is hashed
+ * file's its bytes through the clean filters when attributes or the config
+ * may ask for them: a filter driver's clean command (snapshot/driver.c),
+ * then libgit2's autocrlf, text, eol and ident.  Each blob is hashed
  * into the snapshot's pack (snapshot/pack.c), which keeps it in memory
  * until the end.  A tracked file that differs from the index, or is gone,
  * marks its directories' cache trees as changed (snapshot/tree.c).
@@ -67,35 +68,43 @@ static int read_file(struct xg_snapshot_state *s, const char *path, size_t size,
 	return 0;
 }
 
-/* The clean filters (core.autocrlf, text, eol, ident) as git add runs them. */
-static void clean_filters(struct xg_snapshot_state *s, const char *path, struct xg_buf *b)
+/* The clean filters as git add runs them: a filter driver's clean
+ * command first, then core.autocrlf, text, eol and ident on its output.
+ * XG_SNAPSHOT_DONE, or the driver's failure or time-out. */
+static int clean_filters(struct xg_snapshot_state *s, const char *path, struct xg_buf *b)
 {
 	git_filter_list *fl = NULL;
 	git_buf out = { 0 };
+	int rc;
 
 	/* A snapshot that started without libgit2 opens the repository now. */
 	if (xg_snapshot_repo_open(s) < 0)
-		return;
+		return XG_SNAPSHOT_DONE;
+	if ((rc = xg_snapshot_driver_clean(s, path, b)) != XG_SNAPSHOT_DONE)
+		return rc;
 	if (git_filter_list_load(&fl, s->repo, NULL, path, GIT_FILTER_TO_ODB,
 				 GIT_FILTER_DEFAULT) < 0 || !fl)
-		return;
+		return XG_SNAPSHOT_DONE;
 	if (!git_filter_list_apply_to_buffer(&out, fl, b->buf, b->len)) {
 		xg_buf_reset(b);
 		xg_buf_add(b, out.ptr, out.size);
 	}
 	git_buf_dispose(&out);
 	git_filter_list_free(fl);
+	return XG_SNAPSHOT_DONE;
 }
 
 /* Reads path's content as git would store it: a symlink's target, a file's
  * bytes through the clean filters when attributes or core.autocrlf may ask
  * for them, and its stat data, as read just before, into *stp unless NULL.
- * 1 done, 0 gone or not a file any more, -1 unreadable. */
+ * 1 done, 0 gone or not a file any more, -1 unreadable (or the time ran
+ * out, s->timed_out set), -2 its filter driver failed. */
 static int read_blob(struct xg_snapshot_state *s, const char *path, char **data,
 		     size_t *len, uint32_t *mode, struct stat *stp)
 {
 	struct xg_buf b = XG_BUF_INIT(0);
 	struct stat st;
+	int rc;
 
 	if (fstatat(s->rootfd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
@@ -109,8 +118,10 @@ static int read_blob(struct xg_snapshot_state *s, const char *path, char **data,
 		*mode = (st.st_mode & 0100) ? 0100755 : 0100644;
 		if (read_file(s, path, (size_t)st.st_size, &b) < 0)
 			goto fail;
-		if (s->can_filter)
-			clean_filters(s, path, &b);
+		if (s->can_filter && (rc = clean_filters(s, path, &b)) != XG_SNAPSHOT_DONE) {
+			xg_buf_release(&b);
+			return rc == XG_SNAPSHOT_TIMED_OUT ? -1 : -2;
+		}
 	} else {
 		return 0;
 	}
@@ -119,6 +130,26 @@ static int read_blob(struct xg_snapshot_state *s, const char *path, char **data,
 fail:
 	xg_buf_release(&b);
 	return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
+}
+
+/* A submodule goes in at the commit its HEAD names, as git add -A
+ * records it.  One not checked out or without a commit keeps the index's
+ * gitlink, as do one marked to be kept and one outside a sparse checkout. */
+static void gitlink_head(struct xg_snapshot_state *s, size_t i)
+{
+	const struct xg_snapshot_entry *e = &s->ix.entries[i];
+	unsigned char oid[20];
+
+	if ((e->xflags & XG_SNAPSHOT_SKIP_WORKTREE) || (e->flags & XG_SNAPSHOT_ASSUME_VALID) ||
+	    (s->sparse_on && !xg_snapshot_rules_sparse(&s->sparse_rules, e->path, e->pathlen)))
+		return;
+	if (xg_snapshot_repo_head(s, e->path, oid) != 1 || !memcmp(oid, e->oid, 20))
+		return;
+	memcpy(s->oids + 20 * i, oid, 20);
+	s->modes[i] = 0160000;
+	s->sc.state[i] = XG_SNAPSHOT_SCAN_HASH;
+	s->changed++;
+	xg_snapshot_tree_invalidate(s, e->path, e->pathlen);
 }
 
 int xg_snapshot_blob_hash_tracked(struct xg_snapshot_state *s)
@@ -145,6 +176,10 @@ int xg_snapshot_blob_hash_tracked(struct xg_snapshot_state *s)
 			*st = XG_SNAPSHOT_SCAN_KEEP;
 			continue;
 		}
+		if (*st == XG_SNAPSHOT_SCAN_KEEP && (e->mode & S_IFMT) == 0160000 && !e->stage) {
+			gitlink_head(s, i);
+			continue;
+		}
 		if (*st != XG_SNAPSHOT_SCAN_HASH)
 			continue;
 		if (xg_snapshot_timed_out(s))
@@ -153,7 +188,7 @@ int xg_snapshot_blob_hash_tracked(struct xg_snapshot_state *s)
 		if (r < 0 && s->timed_out)
 			return XG_SNAPSHOT_TIMED_OUT;
 		if (r < 0) {
-			xg_snapshot_skip(s, e->path, e->pathlen, "unreadable");
+			xg_snapshot_skip(s, e->path, e->pathlen, r == -2 ? "filter-failed" : "unreadable");
 			*st = e->stage ? XG_SNAPSHOT_SCAN_GONE : XG_SNAPSHOT_SCAN_KEEP;
 			continue;
 		}
@@ -205,10 +240,13 @@ int xg_snapshot_blob_hash_untracked(struct xg_snapshot_state *s)
 			if (s->timed_out)
 				return XG_SNAPSHOT_TIMED_OUT;
 			if (r < 0)
-				xg_snapshot_skip(s, f->path, f->len, "unreadable");
+				xg_snapshot_skip(s, f->path, f->len,
+						 r == -2 ? "filter-failed" : "unreadable");
 			f->type = 0;	/* left out */
 			continue;
 		}
+		if (f->mode != 0120000 && !s->sc.filemode)
+			f->mode = 0100644;
 		f->size = len;
 		if (xg_snapshot_pack_add(&s->pk, GIT_OBJECT_BLOB, data, len, f->oid) < 0) {
 			snprintf(s->err, sizeof(s->err), "cannot hash '%s': %s", f->path,

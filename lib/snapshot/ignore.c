@@ -4,7 +4,8 @@
  * for directories only, matching a name at any depth, a plain suffix), the
  * matching of a path against a list, last pattern first, and wildmatch for
  * the wildcards, "**" included.  Also the one loader of git's global
- * excludes file, which a snapshot and a replay both honour.
+ * excludes file, which a snapshot and a replay both honour, and the
+ * reading of a sparse checkout's patterns, which say what is in it.
  */
 #include "xg.h"
 #include "snapshot/internal.h"
@@ -328,4 +329,26 @@ int xg_snapshot_rules_match(const struct xg_snapshot_rules *r, const char *path,
 			return !(p->flags & PAT_NEGATIVE);
 	}
 	return -1;
+}
+
+/*
+ * git's path_in_sparse_checkout: the path as a file, then each directory
+ * above it, until a pattern decides; a pattern matching means inside, a
+ * "!" pattern outside, and nothing deciding outside.  Cone mode writes
+ * its patterns so that this reading gives what its own matching does.
+ */
+int xg_snapshot_rules_sparse(const struct xg_snapshot_rules *r, const char *path, size_t len)
+{
+	int is_dir = 0, m;
+
+	while (len) {
+		if ((m = xg_snapshot_rules_match(r, path, len, is_dir)) >= 0)
+			return m;
+		while (len && path[len - 1] != '/')
+			len--;
+		if (len)
+			len--;
+		is_dir = 1;
+	}
+	return 0;
 }

@@ -19,6 +19,8 @@
  *   known.c     the untracked files the last snapshot read, not read again
  *   commit.c    the commit, and the writing of every new object
  *   blob.c      the changed and new files hashed into blobs
+ *   driver.c    the clean commands of filter drivers (filter.NAME.clean),
+ *               run on a file's content before libgit2's clean filters
  *   tree.c      the trees, a directory without changes keeping its own
  *   settled.c   a snapshot without libgit2 when the repository is as the
  *               last one found it (xg-settings), and HEAD read by hand
@@ -130,6 +132,9 @@ void xg_snapshot_rules_release(struct xg_snapshot_rules *r);
  */
 int xg_snapshot_rules_match(const struct xg_snapshot_rules *r, const char *path,
 			    size_t len, int is_dir);
+/* Whether path (relative to the top) is inside the sparse checkout
+ * whose patterns r holds (.git/info/sparse-checkout): 1, else 0. */
+int xg_snapshot_rules_sparse(const struct xg_snapshot_rules *r, const char *path, size_t len);
 /* wildmatch: 1 when text matches pattern; pathname makes '*' stop at '/'. */
 int xg_snapshot_wildmatch(const char *pattern, const char *text, int pathname);
 /*
@@ -366,6 +371,8 @@ struct xg_snapshot_known {
 	size_t nr, alloc, used;
 };
 
+struct xg_snapshot_driver;	/* a filter driver (driver.c) */
+
 struct xg_snapshot_state {
 	const struct xg_snapshot_opts *o;
 	int64_t start, deadline;
@@ -381,6 +388,9 @@ struct xg_snapshot_state {
 	struct xg_snapshot_index ix;
 	struct xg_snapshot_scan sc;
 	struct xg_snapshot_rules exclude, excludes_file;
+	int sparse;		/* core.sparseCheckout */
+	int sparse_on;		/* and its patterns read: what is outside stays */
+	struct xg_snapshot_rules sparse_rules;
 	int can_filter;
 	unsigned char *oids;	/* per index entry: the hashed id */
 	uint32_t *modes;	/* per index entry: the working tree's mode */
@@ -402,6 +412,9 @@ struct xg_snapshot_state {
 	int prescanned;
 	int pre_plain;		/* libgit2 would find the same (discover) */
 	int config_filter;	/* clean filters from the configuration */
+	struct xg_snapshot_driver *drivers;	/* driver.c's, once read */
+	size_t ndrivers, adrivers;
+	int drivers_loaded;
 	char err[512];
 };
 
@@ -454,6 +467,10 @@ void xg_snapshot_settled_save(struct xg_snapshot_state *s, const char *inputs);
 /* HEAD's commit read without libgit2: 1 with oid, 0 when HEAD names a
  * branch not yet born, -1 when it is one for libgit2 to read. */
 int xg_snapshot_head(const char *gitdir, const char *commondir, unsigned char oid[20]);
+/* HEAD's commit of the repository at path inside the working tree (a
+ * submodule, a nested repository): 1 with oid, -1 when it has no commit,
+ * 0 when there is no repository there.  Read by hand, else by libgit2. */
+int xg_snapshot_repo_head(struct xg_snapshot_state *s, const char *path, unsigned char oid[20]);
 
 /* Finds the untracked files the ignore rules let through, within the
  * limits, into s->u; what the limits leave out is skipped. */
@@ -474,6 +491,17 @@ void xg_snapshot_known_release(struct xg_snapshot_known *k);
  */
 int xg_snapshot_blob_hash_tracked(struct xg_snapshot_state *s);
 int xg_snapshot_blob_hash_untracked(struct xg_snapshot_state *s);
+
+/*
+ * Runs the clean command of the filter driver that path's "filter"
+ * attribute names, if any, on b's content, which it replaces
+ * (driver.c): XG_SNAPSHOT_DONE (also when no driver applies, or when one
+ * not required failed and the content stays raw, as git keeps it),
+ * XG_SNAPSHOT_FAILED when a required driver failed or one cannot be run,
+ * XG_SNAPSHOT_TIMED_OUT with s->timed_out set.
+ */
+int xg_snapshot_driver_clean(struct xg_snapshot_state *s, const char *path, struct xg_buf *b);
+void xg_snapshot_driver_release(struct xg_snapshot_state *s);
 
 /* The index's cache tree by path, so that a directory without changes
  * keeps its tree; xg_snapshot_tree_invalidate marks the directories above

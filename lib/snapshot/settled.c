@@ -6,28 +6,30 @@
  * it only what the configuration says and where the repository is.  So a
  * snapshot that libgit2 opened keeps, in the git directory's
  * xg-settings, the settings it read (core.filemode, core.trustctime,
- * core.checkStat, the global excludes file, user.name and user.email) and
- * the paths libgit2 gave, under a fingerprint of everything they came
+ * core.checkStat, core.sparseCheckout, the global excludes file,
+ * user.name and user.email) and the paths libgit2 gave, under a
+ * fingerprint of everything they came
  * from: the configuration files' contents, the environment variables that
  * choose them, and the owners libgit2's safe.directory check looks at.
  * The next snapshot, where the repository is found the same way, computes
  * the fingerprint again and, when it matches, takes the settings from the
- * file and never loads libgit2 (unless a clean filter or a nested
- * repository asks for it later).
+ * file and never loads libgit2 (unless a clean filter, or a nested
+ * repository or submodule whose HEAD this cannot read, asks for it later).
  *
  * Nothing is kept when the answer could depend on what the fingerprint
  * does not cover: a configuration file that includes another, attributes
  * files (clean filters need libgit2), alternates, a configuration file
  * libgit2 reads from another place than ours, or a HEAD this file cannot
  * resolve as libgit2 does.  HEAD is read here each time: a loose ref, a
- * symbolic one, or packed-refs.
+ * symbolic one, or packed-refs; so is the HEAD of a repository inside the
+ * tree, for its gitlink.
  *
  *	xg-settings 1
  *	inputs HEX
  *	workdir PATH/		as libgit2 gave them
  *	gitdir PATH/
  *	commondir PATH/
- *	core FILEMODE TRUSTCTIME CHECKSTAT
+ *	core FILEMODE TRUSTCTIME CHECKSTAT SPARSE
  *	excludes PATH		when there is one
  *	name NAME
  *	email EMAIL
@@ -299,6 +301,60 @@ static char *common_of(const char *gitdir)
 	return c;
 }
 
+/* HEAD's commit of the repository at path with libgit2, when the hand
+ * reading cannot tell: as xg_snapshot_repo_head. */
+static int repo_head_git(struct xg_snapshot_state *s, const char *full, unsigned char oid[20])
+{
+	git_repository *sub = NULL;
+	git_oid id;
+	int found = 0;
+
+	/* A snapshot that started without libgit2 loads it now (and tells no
+	 * repository without it). */
+	if (xg_snapshot_git_up(s) < 0)
+		return 0;
+	if (!git_repository_open_ext(&sub, full, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
+		if (!git_reference_name_to_id(&id, sub, "HEAD")) {
+			memcpy(oid, id.id, 20);
+			found = 1;
+		} else {
+			found = -1;
+		}
+		git_repository_free(sub);
+	}
+	return found;
+}
+
+int xg_snapshot_repo_head(struct xg_snapshot_state *s, const char *path, unsigned char oid[20])
+{
+	char *full = xg_asprintf("%s%s", s->workdir, path), *dotgit = xg_path_join(full, ".git");
+	char *w = NULL, *g = NULL, *c = NULL, *real = NULL, *realw = NULL;
+	struct stat st;
+	int rc = -2;
+
+	if (lstat(dotgit, &st) < 0) {
+		rc = 0;
+		goto out;
+	}
+	/* Found where it sits, not above it, and HEAD readable by hand. */
+	if (!xg_snapshot_discover(full, &w, &g, NULL) && (real = realpath(full, NULL)) &&
+	    (realw = realpath(w, NULL)) && !strcmp(real, realw) && (c = common_of(g)))
+		rc = xg_snapshot_head(g, c, oid);
+	if (rc == 0)
+		rc = -1;	/* a branch not yet born: no commit */
+	else if (rc < 0)
+		rc = repo_head_git(s, full, oid);
+out:
+	free(full);
+	free(dotgit);
+	free(w);
+	free(g);
+	free(c);
+	free(real);
+	free(realw);
+	return rc;
+}
+
 /* The paths as discover found them, each ending in a slash as libgit2
  * gives them: 0, or -1 when the common directory cannot be told. */
 static int found_paths(const struct xg_snapshot_state *s, char **w, char **g, char **c)
@@ -333,7 +389,7 @@ int xg_snapshot_settled_load(struct xg_snapshot_state *s, unsigned char head[20]
 	struct xg_buf b = XG_BUF_INIT(0);
 	char hex[41], inputs[41], *file, *p, *v, *w = NULL, *g = NULL, *cd = NULL;
 	const char *excludes, *name, *email;
-	int fm, tc, cs, n = -1, rc = -1, got;
+	int fm, tc, cs, sp, n = -1, rc = -1, got;
 
 	if (!s->pre_plain)
 		return -1;
@@ -353,7 +409,7 @@ int xg_snapshot_settled_load(struct xg_snapshot_state *s, unsigned char head[20]
 		goto out;
 	if (xg_snapshot_settled_inputs(w, g, cd, hex) < 0 || strcmp(hex, inputs))
 		goto out;
-	if (!(v = take_line(&p, "core")) || sscanf(v, "%d %d %d%n", &fm, &tc, &cs, &n) != 3 ||
+	if (!(v = take_line(&p, "core")) || sscanf(v, "%d %d %d %d%n", &fm, &tc, &cs, &sp, &n) != 4 ||
 	    v[n])
 		goto out;
 	excludes = take_line(&p, "excludes");
@@ -368,6 +424,7 @@ int xg_snapshot_settled_load(struct xg_snapshot_state *s, unsigned char head[20]
 	s->sc.filemode = fm;
 	s->sc.trustctime = tc;
 	s->sc.checkstat = cs;
+	s->sparse = sp;
 	s->workdir = w;
 	s->gitdir = g;
 	s->commondir = cd;
@@ -390,9 +447,9 @@ void xg_snapshot_settled_save(struct xg_snapshot_state *s, const char *inputs)
 	    strchr(s->name, '\n') || strchr(s->email, '\n') ||
 	    (s->excludes && strchr(s->excludes, '\n')))
 		return;
-	xg_buf_addf(&b, HEADER "inputs %s\nworkdir %s\ngitdir %s\ncommondir %s\ncore %d %d %d\n",
+	xg_buf_addf(&b, HEADER "inputs %s\nworkdir %s\ngitdir %s\ncommondir %s\ncore %d %d %d %d\n",
 		    inputs, s->workdir, s->gitdir, s->commondir, s->sc.filemode, s->sc.trustctime,
-		    s->sc.checkstat);
+		    s->sc.checkstat, s->sparse);
 	if (s->excludes)
 		xg_buf_addf(&b, "excludes %s\n", s->excludes);
 	xg_buf_addf(&b, "name %s\nemail %s\n", s->name, s->email);

@@ -73,24 +73,50 @@ int xg_snapshot_parse_duration(const char *s, long long *ms)
 	return 0;
 }
 
-/* The core.* settings the scan and the blobs follow, whether a clean
- * filter may apply, the global excludes file and the identity. */
-static void read_config(struct xg_snapshot_state *s, git_config *cfg)
+/* The core.* settings the scan, the walk and the blobs follow, and
+ * whether a clean filter may apply, as cfg sets them. */
+static void read_core(struct xg_snapshot_state *s, git_config *cfg)
 {
 	const char *v;
 	int b;
 
-	if (cfg && !git_config_get_bool(&b, cfg, "core.filemode"))
+	if (!git_config_get_bool(&b, cfg, "core.filemode"))
 		s->sc.filemode = b;
-	if (cfg && !git_config_get_bool(&b, cfg, "core.trustctime"))
+	if (!git_config_get_bool(&b, cfg, "core.trustctime"))
 		s->sc.trustctime = b;
-	if (cfg && !git_config_get_string(&v, cfg, "core.checkstat") && !strcmp(v, "minimal"))
-		s->sc.checkstat = 0;
-	if (cfg && !git_config_get_string(&v, cfg, "core.autocrlf") && strcasecmp(v, "false") &&
+	if (!git_config_get_string(&v, cfg, "core.checkstat"))
+		s->sc.checkstat = strcmp(v, "minimal") != 0;
+	if (!git_config_get_bool(&b, cfg, "core.sparsecheckout"))
+		s->sparse = b;
+	if (!git_config_get_string(&v, cfg, "core.autocrlf") && strcasecmp(v, "false") &&
 	    strcasecmp(v, "no") && strcasecmp(v, "off") && strcmp(v, "0"))
 		s->can_filter = 1;
-	if (cfg && !git_config_get_string(&v, cfg, "core.attributesfile"))
+	if (!git_config_get_string(&v, cfg, "core.attributesfile"))
 		s->can_filter = 1;
+}
+
+/* The settings: the core.* ones, the global excludes file and the
+ * identity. */
+static void read_config(struct xg_snapshot_state *s, git_config *cfg)
+{
+	git_config *wt = NULL;
+	const char *v;
+	char *p;
+	int b;
+
+	if (cfg)
+		read_core(s, cfg);
+	/* libgit2 1.5 does not read a worktree's own config.worktree, where
+	 * git sparse-checkout puts core.sparseCheckout: its core.* settings
+	 * come last, as git takes them. */
+	if (cfg && !git_config_get_bool(&b, cfg, "extensions.worktreeconfig") && b) {
+		p = xg_asprintf("%sconfig.worktree", s->gitdir);
+		if (!access(p, F_OK) && !git_config_open_ondisk(&wt, p)) {
+			read_core(s, wt);
+			git_config_free(wt);
+		}
+		free(p);
+	}
 	s->excludes = xg_snapshot_excludes_path(cfg);
 	/* user.name and user.email, or xg's own when the config has none. */
 	if (!cfg || git_config_get_string(&v, cfg, "user.name") < 0 || !*v)
@@ -214,6 +240,11 @@ static const char *prepare(struct xg_snapshot_state *s, git_config *cfg)
 	p = xg_asprintf("%sinfo/exclude", s->commondir);
 	xg_snapshot_rules_load(&s->exclude, "", p);
 	free(p);
+	/* A worktree's own patterns; without the file git takes in every path. */
+	p = xg_asprintf("%sinfo/sparse-checkout", s->gitdir);
+	s->sparse_on = s->sparse && !access(p, F_OK) &&
+		       !xg_snapshot_rules_load(&s->sparse_rules, "", p);
+	free(p);
 	return NULL;
 }
 
@@ -226,6 +257,23 @@ static void drop_stages(struct xg_snapshot_state *s)
 		if (s->ix.entries[i].pathlen == s->ix.entries[i - 1].pathlen &&
 		    !memcmp(s->ix.entries[i].path, s->ix.entries[i - 1].path, s->ix.entries[i].pathlen))
 			s->sc.state[i] = XG_SNAPSHOT_SCAN_DROP;
+}
+
+/* git add -A leaves what lies outside a sparse checkout as the index has
+ * it, whether edited, deleted or present at all. */
+static void keep_outside_sparse(struct xg_snapshot_state *s)
+{
+	size_t i;
+
+	for (i = 0; s->sparse_on && i < s->ix.nr; i++) {
+		unsigned char *st = &s->sc.state[i];
+
+		if ((*st == XG_SNAPSHOT_SCAN_HASH || *st == XG_SNAPSHOT_SCAN_GONE ||
+		     *st == XG_SNAPSHOT_SCAN_SPECIAL || *st == XG_SNAPSHOT_SCAN_ERROR) &&
+		    !xg_snapshot_rules_sparse(&s->sparse_rules, s->ix.entries[i].path,
+					      s->ix.entries[i].pathlen))
+			*st = XG_SNAPSHOT_SCAN_KEEP;
+	}
 }
 
 /* The snapshot of a repository with a working tree, its HEAD as given
@@ -248,6 +296,7 @@ static const char *take(struct xg_snapshot_state *s, jv *rec, git_config *cfg, i
 		return "timeout";
 	xg_snapshot_scan_classify(&s->sc);
 	drop_stages(s);
+	keep_outside_sparse(s);
 	s->oids = xg_malloc(20 * (s->ix.nr ? s->ix.nr : 1));
 	s->modes = xg_malloc(sizeof(*s->modes) * (s->ix.nr ? s->ix.nr : 1));
 	xg_snapshot_tree_cache_build(s);
@@ -284,10 +333,12 @@ static void release(struct xg_snapshot_state *s)
 	xg_snapshot_pack_release(&s->pk);
 	xg_snapshot_rules_release(&s->exclude);
 	xg_snapshot_rules_release(&s->excludes_file);
+	xg_snapshot_rules_release(&s->sparse_rules);
 	for (i = 0; i < s->nu; i++)
 		free(s->u[i].path);
 	free(s->u);
 	xg_snapshot_known_release(&s->known);
+	xg_snapshot_driver_release(s);
 	xg_snapshot_odb_release(&s->db);
 	free(s->workdir);
 	free(s->gitdir);

@@ -8,7 +8,9 @@
  * passes is admitted in byte order until a limit (files, bytes per file,
  * bytes in all) is reached; what a limit leaves out is skipped, with the
  * limit as its reason.  A directory with a .git of its own is a nested
- * repository: it is admitted as a gitlink to its HEAD.  The walk also
+ * repository: it is admitted as a gitlink to its HEAD.  In a sparse
+ * checkout, what lies outside its patterns is not admitted, as git add -A
+ * adds none of it.  The walk also
  * notes any .gitattributes it meets, as attributes may ask for the clean
  * filters that blob.c then runs.
  */
@@ -61,35 +63,6 @@ static int dir_excluded(struct xg_snapshot_state *s, struct xg_snapshot_scan_dir
 	return d->excluded;
 }
 
-/* 1 with oid the HEAD of the repository at path, -1 when it has no commit,
- * 0 when path is no repository. */
-static int nested_repository(struct xg_snapshot_state *s, const char *path,
-			     unsigned char oid[20])
-{
-	char *full = xg_asprintf("%s%s", s->workdir, path);
-	git_repository *sub = NULL;
-	git_oid id;
-	int found = 0;
-
-	/* Only libgit2 reads another repository; a snapshot that started
-	 * without it loads it now (and tells no repository without it). */
-	if (xg_snapshot_git_up(s) < 0) {
-		free(full);
-		return 0;
-	}
-	if (!git_repository_open_ext(&sub, full, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
-		if (!git_reference_name_to_id(&id, sub, "HEAD")) {
-			memcpy(oid, id.id, 20);
-			found = 1;
-		} else {
-			found = -1;
-		}
-		git_repository_free(sub);
-	}
-	free(full);
-	return found;
-}
-
 static int has_dotgit(struct xg_snapshot_state *s, const char *path)
 {
 	struct stat st;
@@ -110,13 +83,17 @@ static void add_untracked(struct xg_snapshot_state *s, const char *path, size_t 
 	unsigned char oid[20];
 	uint64_t size = 0;
 
+	/* git add -A adds nothing outside a sparse checkout, and says so only
+	 * as advice: it is left out as an ignored file is. */
+	if (s->sparse_on && !xg_snapshot_rules_sparse(&s->sparse_rules, path, len))
+		return;
 	/* Past the count nothing else needs looking at. */
 	if (s->ucount >= s->o->max_files) {
 		xg_snapshot_skip(s, path, len, "max-files");
 		return;
 	}
 	if (type == DT_DIR) {	/* a nested repository: a gitlink to its HEAD */
-		int r = nested_repository(s, path, oid);
+		int r = xg_snapshot_repo_head(s, path, oid);
 
 		if (r == 0)
 			return;
@@ -152,7 +129,10 @@ static void add_untracked(struct xg_snapshot_state *s, const char *path, size_t 
 		memcpy(f->oid, oid, 20);
 		f->mode = 0160000;
 	} else {
-		f->mode = S_ISLNK(st.st_mode) ? 0120000 : (st.st_mode & 0100) ? 0100755 : 0100644;
+		/* With core.fileMode false git trusts no executable bit: a new
+		 * file goes in as 100644. */
+		f->mode = S_ISLNK(st.st_mode) ? 0120000 :
+			  s->sc.filemode && (st.st_mode & 0100) ? 0100755 : 0100644;
 		f->st = st;
 	}
 }
