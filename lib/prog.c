@@ -33,17 +33,21 @@ int xg_prog_secret_name(const char *name, size_t len)
  */
 static void hide_keys(void)
 {
+	/* The copies stay listed here for the process's life: an unsetenv
+	 * later drops one from the environment, which is no leak. */
+	static char *copies[64];
 	extern char **environ;
+	size_t n = 0;
 	char **e;
 
-	for (e = environ; e && *e; e++) {
-		char *eq = strchr(*e, '='), *copy;
+	for (e = environ; e && *e && n < sizeof(copies) / sizeof(*copies); e++) {
+		char *eq = strchr(*e, '=');
 
 		if (!eq || !eq[1] || !xg_prog_secret_name(*e, (size_t)(eq - *e)))
 			continue;
-		copy = xg_strdup(*e);
+		copies[n] = xg_strdup(*e);
 		explicit_bzero(eq + 1, strlen(eq + 1));
-		*e = copy;
+		*e = copies[n++];
 	}
 }
 
