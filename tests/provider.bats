@@ -653,6 +653,27 @@ STEPS
 	assert_output truncated
 }
 
+@test "a host name that does not resolve gets two quick retries, then exit 69 saying so" {
+	export XG_RETRY=attempts=8,base=1,cap=20
+	run xg-test provider openai-chat "http://no-such-host.invalid/v1" < <(simple)
+	[ "$status" -eq 69 ]
+	[ "$(events retry attempt <<<"$output" | tr '\n' ' ')" = "1 2 " ]
+	[[ "$(events retry message <<<"$output" | head -n 1)" == "cannot resolve the host of http://no-such-host.invalid/v1 ("* ]]
+	[[ "$(events error message <<<"$output")" == *"is there a network?"* ]]
+}
+
+@test "a silent server is given up within the budget, its first attempt's silence included" {
+	# The idle timeout is longer than the whole budget: the first attempt
+	# may be silent for the budget and no more, and then no retry fits.
+	export XG_RETRY=base=1,cap=20,idle=30s,budget=1500
+	fake_provider_start <<<'{"text":"stalled","stall":20,"stall_after":0,"repeat":3}'
+	run xg-test provider openai-chat "$FAKE_URL" < <(simple)
+	[ "$status" -eq 69 ]
+	assert_line --partial '"message":"no bytes from the provider for 1500 ms"'
+	run fake_log 'print(len(log))'
+	assert_output 1
+}
+
 @test "a malformed request is refused before anything is sent, naming the message" {
 	fake_provider_start <<<'{"text":"never"}'
 	for kind in openai-chat openai-responses anthropic-messages; do

@@ -688,8 +688,9 @@ PY
 	[ "$(end_field .reason)" = "$want" ]
 	[[ "$stderr" == *"xg-run: $want"* ]]
 	run xg-test render <<<"$output"
-	assert_line --regexp "^retry 1 of 2 in [0-9]+ ms: provider 'fake' \(127\.0\.0\.1:$FAKE_PORT\): server\$"
-	assert_line --regexp "^retry 2 of 2 in [0-9]+ ms: provider 'fake' \(127\.0\.0\.1:$FAKE_PORT\): server\$"
+	# Each retry line names the cause, not only its class.
+	assert_line --regexp "^retry 1 of 2 in [0-9]+ ms: provider 'fake' \(127\.0\.0\.1:$FAKE_PORT\): server: HTTP 500: boom\$"
+	assert_line --regexp "^retry 2 of 2 in [0-9]+ ms: provider 'fake' \(127\.0\.0\.1:$FAKE_PORT\): server: HTTP 500: boom\$"
 	assert_line --partial "xg: failed: $want"
 }
 

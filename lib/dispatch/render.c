@@ -295,6 +295,12 @@ static void render_retry(struct xg_render *r, jv rec, struct xg_buf *out)
 		xg_buf_addstr(out, ": ");
 		add_short(out, reason, SUMMARY_MAX);
 	}
+	/* The cause in the provider's or libcurl's words: "network" alone
+	 * leaves the person to guess. */
+	if (xg_json_string_peek(rec, "message")) {
+		xg_buf_addstr(out, ": ");
+		add_short(out, xg_json_string_peek(rec, "message"), 2 * SUMMARY_MAX);
+	}
 	xg_buf_addch(out, '\n');
 }
 

@@ -196,6 +196,12 @@ static void transfer_error(const struct xg_provider *p, const struct xg_provider
 		xg_provider_error_set(e, "network", "%s refused the connection: is the server running?",
 				      p->shown_url);
 		e->refused_near = 1;
+	} else if (r->curl_code == 6 || r->curl_code == 5) {
+		/* CURLE_COULDNT_RESOLVE_HOST, _PROXY: no network, or a name
+		 * misspelt; either way not a matter of minutes. */
+		xg_provider_error_set(e, "network", "cannot resolve the host of %s (%s): is there "
+				      "a network?", p->shown_url, r->error);
+		e->refused_near = 1;
 	} else
 		xg_provider_error_set(e, r->curl_code == 60 || r->curl_code == 35 ? "tls" : "network",
 				      "%s", r->error);
@@ -270,9 +276,11 @@ static enum attempt attempts(struct xg_provider *p, const struct xg_buf *body,
 	size_t delivered;
 	int attempt;
 
-	p->http.idle_ms = p->policy.idle_ms;
+	/* The first attempt's silence counts inside the budget too. */
+	p->http.idle_ms = p->policy.idle_ms < p->policy.budget_ms ? p->policy.idle_ms
+								  : p->policy.budget_ms;
 	p->http.connect_ms = p->policy.connect_ms;
-	p->first_fail_ms = 0;
+	p->first_fail_ms = xg_clock_ms();
 	for (attempt = 0;; attempt++) {
 		if (p->aborted) {
 			xg_provider_error_set(e, "timeout", "the request was aborted");
@@ -280,6 +288,10 @@ static enum attempt attempts(struct xg_provider *p, const struct xg_buf *body,
 			break;
 		}
 		rc = one_attempt(p, (const char *const *)headers, body, cb, e, &delivered);
+		/* An attempt that brought events was progress: the budget
+		 * counts afresh from its end. */
+		if (delivered)
+			p->first_fail_ms = xg_clock_ms();
 		if (rc != ATTEMPT_FAILED || !xg_provider_retry_wait(p, attempt, e, delivered, cb))
 			break;
 	}

@@ -250,15 +250,17 @@ int xg_sse_finish(struct xg_sse *p);
 
 /* The retry policy; XG_RETRY="attempts=N,base=MS,cap=MS,idle=MS,connect=MS,
  * budget=MS" (or "off") changes it; a duration may end in ms, s or m.  See
- * man 7 xg.  The budget bounds the retries of one request together: from
- * its first failure, the waits and the attempts that follow (their idle
- * timeouts included) take no longer than budget_ms, and a server's
- * retry-after past what is left of it ends the request at once (exit 75).  A connection refused by a near
- * address (xg_http_address_is_local) is the exception: a server that is
- * not running there will not start by itself, so it gets at most
- * XG_PROVIDER_NEAR_RETRIES retries (never more than attempts), waiting
- * base_ms and then twice that, but no more than 250 ms and 500 ms (nor
- * than cap_ms). */
+ * man 7 xg.  The budget bounds the whole wait of one request: from the
+ * start of its first attempt (or of the first after one that brought
+ * events), the attempts (their idle timeouts included) and the waits
+ * between them take no longer than budget_ms, so a silent server is given
+ * up within it; a server's retry-after past what is left of it ends the
+ * request at once (exit 75).  Two failures are the exception: a
+ * connection refused by a near address (xg_http_address_is_local), and a
+ * host name that does not resolve.  Neither mends itself within minutes,
+ * so each gets at most XG_PROVIDER_NEAR_RETRIES retries (never more than
+ * attempts), waiting base_ms and then twice that, but no more than 250 ms
+ * and 500 ms (nor than cap_ms). */
 #define XG_PROVIDER_NEAR_RETRIES 2
 
 struct xg_provider_policy {
@@ -292,8 +294,9 @@ struct xg_provider_error {
 	int exit_code;		/* XG_EX_* once retries are over */
 	long status;		/* the HTTP status, 0 when none */
 	int64_t retry_after_ms;	/* the server's hint, -1 when none */
-	int refused_near;	/* a near address refused the connection: the
-				 * few quick retries of the policy's exception */
+	int refused_near;	/* a near address refused the connection, or the
+				 * host did not resolve: the few quick retries of
+				 * the policy's exception */
 	char message[512];	/* keys redacted */
 };
 
@@ -358,8 +361,9 @@ struct xg_provider {
 	 * so they wake whenever the signal comes; -1 when none could be made
 	 * (then a signal just before a wait starts does not shorten it). */
 	int wake[2];
-	/* When the request's first attempt failed (xg_clock_ms), 0 before:
-	 * where the retry budget counts from. */
+	/* When the request's first attempt started (xg_clock_ms), or the
+	 * first after one that brought events: where the retry budget counts
+	 * from. */
 	int64_t first_fail_ms;
 	/* The last request's walk (encode.c), so that the next, which is it
 	 * plus new messages, walks only those: the request without its

@@ -173,8 +173,6 @@ static long budget_left(struct xg_provider *p, struct xg_provider_error *e, long
 	int64_t now = xg_clock_ms();
 	long left;
 
-	if (!p->first_fail_ms)
-		p->first_fail_ms = now;
 	left = p->policy.budget_ms - (long)(now - p->first_fail_ms);
 	if (delay_ms < left && e->retry_after_ms < left)
 		return left - delay_ms;
