@@ -253,7 +253,9 @@ static int append(const char *id, jv entry, xg_conv_check_fn still, void *ctx,
 	xg_json_dump(&line, with_stamp(entry));
 	entry = jv_invalid();
 	xg_buf_addch(&line, '\n');
-	if (xg_write_all(fd, line.buf, line.len) < 0 || (!sync && fsync(fd) < 0)) {
+	/* The line goes in whole or not at all; an fsync on the sync thread
+	 * that fails later finds it whole, and fails the run's next step. */
+	if (xg_append_fd(fd, line.buf, line.len, !sync) < 0) {
 		xg_error_errno("cannot append to '%s'", path);
 		goto out;
 	}

@@ -8,9 +8,10 @@
  * message, model_change, variant_change, compaction, goal.
  *
  * Appends take the file's exclusive flock (xg_lock_timeout_ms) and end with
- * fsync; the header is written by the first append, under the same lock.  A
- * crash mid-append leaves a torn last line: readers skip it and say so, and
- * the next append starts on a fresh line, so it never spoils an entry.
+ * fsync; the header is written by the first append, under the same lock.  An
+ * append the disk cuts short takes its bytes back (xg_append_fd).  A crash
+ * mid-append leaves a torn last line: readers skip it and say so, and the
+ * next append starts on a fresh line, so it never spoils an entry.
  *
  * Readers that want the newest entries read from the end of the file, so a
  * long conversation costs what its tail costs.

@@ -1,7 +1,8 @@
 /*
- * Files (fs.h): whole files written atomically, appends under an exclusive
- * lock that waits at most a timeout, directories made, and numbers read
- * from the environment within bounds.
+ * Files (fs.h): whole files written atomically, appends that take back
+ * what they wrote when they fail, under an exclusive lock that waits at
+ * most a timeout, directories made, and numbers read from the environment
+ * within bounds.
  */
 #include "xg.h"
 #include <sys/file.h>
@@ -433,13 +434,34 @@ int xg_lock_file_mode(const char *path, int flags, mode_t mode, int timeout_ms)
 	return fd;
 }
 
+int xg_append_fd(int fd, const void *data, size_t len, int sync)
+{
+	struct stat st;
+	int e;
+
+	if (fstat(fd, &st) < 0)
+		return -1;
+	if (xg_write_all(fd, data, len) == 0 && (!sync || fsync(fd) == 0))
+		return 0;
+	/* A write cut short by a full disk left part of the line; cut it
+	 * back, or the next append would bury it in the middle of the file.
+	 * Shrinking a file needs no space, so this holds on the disk that
+	 * refused the write. */
+	e = errno;
+	if (ftruncate(fd, st.st_size) < 0)
+		xg_warn("cannot take back the part of a line written before a failure: %s",
+			strerror(errno));
+	errno = e;
+	return -1;
+}
+
 int xg_append_locked(const char *path, const void *data, size_t len, int timeout_ms)
 {
 	int fd = xg_lock_file(path, O_WRONLY | O_APPEND | O_CREAT, timeout_ms);
 
 	if (fd < 0)
 		return fd;
-	if (xg_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+	if (xg_append_fd(fd, data, len, 1) < 0) {
 		int e = errno;
 
 		xg_error_errno("cannot append to '%s'", path);

@@ -4,7 +4,9 @@
  * Files.  Whole files are written atomically: a temporary file in the same
  * directory, fsync, rename over the target, fsync of the directory.  A reader
  * sees the old file or the new one, never a part.  Appends take an exclusive
- * flock, wait for it at most a timeout, and end with fsync.
+ * flock, wait for it at most a timeout, and end with fsync; one that fails
+ * part way (a full disk) cuts the file back to where it ended, so no torn
+ * line is left for the next append to bury.
  *
  * Every function here reports its own error (xg_error) and returns -1 with
  * errno set; a lock not had in time is EWOULDBLOCK, which
@@ -69,8 +71,16 @@ int xg_lock_timeout_ms(void);
 /* The process holding a write lock on fd's file, from /proc/locks; 0 when
  * it cannot be told. */
 long xg_lock_holder(int fd);
-/* Appends data to path under its lock and fsyncs; 0 or -1 as
- * xg_lock_file. */
+/*
+ * Appends data to fd (opened O_APPEND, its file written by the caller
+ * alone: under its lock, or as its one writer), and fsyncs it when sync is
+ * set.  A write or fsync that fails takes back what it wrote: the file is
+ * cut to the size it had, so a full disk leaves no torn line.  0, or -1
+ * with errno of the failure, not reported (the caller names the file).
+ */
+int xg_append_fd(int fd, const void *data, size_t len, int sync);
+/* Appends data to path under its lock as xg_append_fd does, syncing; 0 or
+ * -1 as xg_lock_file. */
 int xg_append_locked(const char *path, const void *data, size_t len, int timeout_ms);
 
 #endif

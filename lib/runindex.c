@@ -1,6 +1,7 @@
 /*
- * The runs index (runindex.h): its path and the live markers, the line a
- * run.json makes, and the locked append.
+ * The runs index (runindex.h): its path and the live markers (the room
+ * each keeps for its run's line), the line a run.json makes, and the
+ * locked append.
  */
 #include "xg.h"
 #include "runindex.h"
@@ -37,6 +38,9 @@ int xg_runindex_live_open(const char *id)
 				close(fd);
 			unlink(tmp);
 			fd = -1;
+		} else if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, XG_RUNINDEX_LINE_ROOM) < 0) {
+			/* Without the room the run's line takes its chances
+			 * with the disk, as any append does. */
 		}
 	}
 	e = errno;
@@ -45,6 +49,42 @@ int xg_runindex_live_open(const char *id)
 	free(tmp);
 	errno = e;
 	return fd;
+}
+
+int xg_runindex_live_keep(int fd, jv line)
+{
+	struct xg_buf b = XG_BUF_INIT(0);
+	int rc = 0;
+
+	xg_json_dump(&b, xg_redact_jv(line));
+	xg_buf_addch(&b, '\n');
+	/* Written into the room the marker was given when it was made, so a
+	 * disk that filled since still takes it. */
+	if (lseek(fd, 0, SEEK_SET) < 0 || xg_append_fd(fd, b.buf, b.len, 1) < 0)
+		rc = xg_error_errno("cannot keep the run's line in its live marker");
+	xg_buf_release(&b);
+	return rc;
+}
+
+jv xg_runindex_live_read(int fd)
+{
+	struct xg_buf b = XG_BUF_INIT(XG_RUNINDEX_LINE_ROOM);
+	const char *type;
+	jv line;
+
+	if (lseek(fd, 0, SEEK_SET) < 0 || xg_read_fd(fd, &b) < 0 || b.len == 0 ||
+	    b.buf[b.len - 1] != '\n' || memchr(b.buf, '\n', b.len - 1)) {
+		xg_buf_release(&b);
+		return jv_invalid();
+	}
+	line = xg_json_parse(b.buf, b.len - 1);
+	xg_buf_release(&b);
+	type = jv_get_kind(line) == JV_KIND_OBJECT ? xg_json_string_peek(line, "type") : NULL;
+	if (!type || strcmp(type, "run") || !xg_json_string_peek(line, "run")) {
+		jv_free(line);
+		return jv_invalid();
+	}
+	return line;
 }
 
 /* The first line of s, at most FIRST_LINE_MAX bytes of it (not cutting a
@@ -158,7 +198,7 @@ int xg_runindex_write_locked(jv line)
 	xg_json_dump(&b, xg_redact_jv(line));
 	line = jv_invalid();
 	xg_buf_addch(&b, '\n');
-	if (xg_write_all(fd, b.buf, b.len) < 0 || fsync(fd) < 0)
+	if (xg_append_fd(fd, b.buf, b.len, 1) < 0)
 		rc = xg_error_errno("cannot append to '%s'", path);
 out:
 	e = errno;

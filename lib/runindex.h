@@ -8,16 +8,25 @@
  *
  * Writers take the exclusive flock of $state/runs.lock (xg_lock_timeout_ms),
  * a file never replaced, so xg-log prune can rewrite the index under it;
- * an append writes one whole line and fsyncs; a torn last line left by a
- * crash is ended first, so it never spoils the next line.  Every line is
+ * an append writes one whole line and fsyncs, or, failing part way (a full
+ * disk), takes back what it wrote (xg_append_fd); a torn last line left by
+ * a crash is ended first, so it never spoils the next line.  Every line is
  * redacted (redact.h).
  *
  * A live marker, $state/runs.live/ID, is a file a run holds an exclusive
  * flock on from its start to its end, and that its index append removes
  * under the index's lock.  A marker whose lock can be had belongs to a run
- * that died without its line: xg-log writes the line for it.
+ * that died without its line: xg-log writes the line for it.  The marker
+ * is made with room for that line set aside on the disk: a run whose own
+ * append fails (a full disk) keeps its line there, as it knows it, and
+ * xg-log appends that line rather than guess one from a run.json the
+ * full disk may have kept from the run's start.
  */
 #include "json.h"
+
+/* The room a live marker sets aside for its run's line, and the most of
+ * it xg-log reads back. */
+#define XG_RUNINDEX_LINE_ROOM 16384
 
 /* The index's path (the caller frees it). */
 char *xg_runindex_path(void);
@@ -30,6 +39,12 @@ char *xg_runindex_live_path(const char *id);
  * reported with errno set.
  */
 int xg_runindex_live_open(const char *id);
+/* Writes line (consumed) into the held live marker fd, in the room it was
+ * made with, and syncs it; 0, or -1 reported with errno set. */
+int xg_runindex_live_keep(int fd, jv line);
+/* The line a live marker (fd, open for reading) keeps: a "run" record
+ * on one whole line (owned), or invalid when it keeps none. */
+jv xg_runindex_live_read(int fd);
 
 /*
  * The index line of a run from what its run.json says (summary, only

@@ -191,12 +191,12 @@ three_runs() {
 	assert_regex "$stderr" "prune needs --before"
 }
 
-@test "a torn last line is left out with a warning; a bad line is named and gives 65" {
+@test "a torn last line is left out with a warning; a bad line anywhere is named once and skipped" {
 	three_runs
 	printf '{"type":"run","run":"20261121-1' >>"$(STATE)/runs.ndjson"
 	run_split xg-log --json
 	assert_success
-	assert_regex "$stderr" "the last line of '.*runs.ndjson' is torn"
+	assert_regex "$stderr" "'.*runs.ndjson' line 4, the last, is torn"
 	assert_equal "$(wc -l <<<"$output")" 3
 	# The next append ends the torn line first.
 	fake_provider_start <<-'EOF'
@@ -206,11 +206,30 @@ three_runs() {
 	xg-run --model fake/m 'after the tear' >/dev/null
 	run_split xg-log --json -n 1
 	assert_equal "$(jq -r .request <<<"$output")" "after the tear"
+	# The torn line, ended by the append after it, is a damaged line in
+	# the middle now, as is a line spoilt by hand: each is named once, and
+	# the runs on both sides of them are listed.
 	sed -i '2s/.*/not json/' "$(STATE)/runs.ndjson"
 	run_split xg-log --json
-	assert_equal "$status" 65
-	assert_regex "$stderr" "runs.ndjson' line 2 is not a run record"
+	assert_success
+	assert_equal "$stderr" "xg-log: '$(STATE)/runs.ndjson' line 4 is not a run record; it is left out
+xg-log: '$(STATE)/runs.ndjson' line 2 is not a run record; it is left out"
 	assert_equal "$(jq -r .request <<<"$output" | paste -sd, -)" "after the tear,third,first"
+}
+
+@test "a damaged line in the middle of the index is named once, and every other run is listed" {
+	three_runs
+	sed -i '2s/.*/{"type":"run","run":"20261110-1/' "$(STATE)/runs.ndjson"
+	run_split xg-log --json
+	assert_success
+	assert_equal "$stderr" "xg-log: '$(STATE)/runs.ndjson' line 2 is not a run record; it is left out"
+	assert_equal "$(jq -r .request <<<"$output" | paste -sd, -)" "third,first"
+	run_split env TZ=UTC xg-log --status completed
+	assert_success
+	assert_equal "${#lines[@]}" 1
+	run_split xg-log usage
+	assert_success
+	assert_equal "$(grep -c 'line 2 is not a run record' <<<"$stderr")" 1
 }
 
 @test "xg-log show renders a run as xg did on the terminal" {

@@ -123,8 +123,24 @@ static jv killed_line(const char *id)
 	return from_events(id, line);
 }
 
-/* Gives each dead marker's run its line; running counts the live ones. */
-static int recover(jv *running)
+/*
+ * The line of the dead marker fd: the one its run kept there when the
+ * index would not take it (a full disk), or else one made from what the
+ * run's directory holds.
+ */
+static jv dead_line(int fd, const char *id)
+{
+	jv line = xg_runindex_live_read(fd);
+
+	return jv_is_valid(line) ? line : killed_line(id);
+}
+
+/*
+ * Gives each dead marker's run its line; the live ones go to ix->running.
+ * A line the index cannot take is listed from there all the same, and
+ * counted in ix->unwritten.
+ */
+static int recover(struct log_index *ix)
 {
 	char *dir = xg_path_state("runs.live");
 	DIR *d = opendir(dir);
@@ -149,7 +165,7 @@ static int recover(jv *running)
 
 			if (jv_get_kind(s) != JV_KIND_OBJECT)
 				s = xg_json_set(jv_object(), "id", jv_string(de->d_name));
-			*running = jv_array_append(*running, xg_json_set(xg_runindex_line_peek(s),
+			ix->running = jv_array_append(ix->running, xg_json_set(xg_runindex_line_peek(s),
 							"status", jv_string("running")));
 			jv_free(s);
 		} else if (fd >= 0) {
@@ -158,12 +174,20 @@ static int recover(jv *running)
 				rc = xg_exit_for_errno(errno);
 			} else {
 				struct stat st;
+				jv line;
 
 				/* Under the lock: the run may have written its line
 				 * and removed its marker meanwhile. */
-				if (stat(path, &st) == 0 &&
-				    xg_runindex_write_locked(killed_line(de->d_name)) == 0)
-					unlink(path);
+				if (stat(path, &st) == 0) {
+					line = dead_line(fd, de->d_name);
+					if (xg_runindex_write_locked(jv_copy(line)) == 0) {
+						unlink(path);
+						jv_free(line);
+					} else {
+						ix->running = jv_array_append(ix->running, line);
+						ix->unwritten++;
+					}
+				}
 				close(lk);
 			}
 		}
@@ -176,6 +200,16 @@ static int recover(jv *running)
 	return rc;
 }
 
+/* The number of the line that starts at offset start of the map. */
+static size_t line_number(const struct log_index *ix, size_t start)
+{
+	size_t line = 1, i;
+
+	for (i = 0; i < start; i++)
+		line += ix->map[i] == '\n';
+	return line;
+}
+
 int xg_log_index_open(struct log_index *ix)
 {
 	struct stat st;
@@ -184,7 +218,7 @@ int xg_log_index_open(struct log_index *ix)
 	memset(ix, 0, sizeof(*ix));
 	ix->seen = jv_object();
 	ix->running = jv_array();
-	rc = recover(&ix->running);
+	rc = recover(ix);
 	if (rc)
 		return rc;
 	ix->path = xg_runindex_path();
@@ -214,8 +248,8 @@ int xg_log_index_open(struct log_index *ix)
 
 			ix->size = nl ? (size_t)(nl - ix->map) + 1 : 0;
 			ix->torn = 1;
-			xg_warn("the last line of '%s' is torn (a write cut short); it is left out",
-				ix->path);
+			xg_warn("'%s' line %zu, the last, is torn (a write cut short); it is left out",
+				ix->path, line_number(ix, ix->size));
 		}
 	}
 	close(fd);
@@ -246,13 +280,13 @@ static int seen_before(struct log_index *ix, jv line)
 	return 0;
 }
 
+/* A line that is not a run record (a torn append a later one followed, a
+ * disk's fault, a hand's edit) costs only itself: it is named once and
+ * left out, and the rest are listed. */
 static void bad_line(struct log_index *ix, size_t start)
 {
-	size_t line = 1, i;
-
-	for (i = 0; i < start; i++)
-		line += ix->map[i] == '\n';
-	xg_warn("'%s' line %zu is not a run record; it is left out", ix->path, line);
+	xg_warn("'%s' line %zu is not a run record; it is left out", ix->path,
+		line_number(ix, start));
 	ix->bad++;
 }
 
@@ -299,7 +333,7 @@ int xg_log_index_scan(struct log_index *ix, int running, log_visit_fn visit, voi
 
 int xg_log_index_status(const struct log_index *ix)
 {
-	return ix->bad ? XG_EX_DATAERR : 0;
+	return ix->unwritten ? XG_EX_IOERR : 0;
 }
 
 char *xg_log_find_run(const char *word, int *rc)

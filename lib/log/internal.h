@@ -4,10 +4,11 @@
  * Private to lib/log/: nothing outside the folder includes this header.
  *
  * The index is read through a map of its whole lines (a torn last line is
- * left out, and said once); a scan visits the lines from the newest to
- * the oldest, so "the last 20" costs what 20 lines cost.  Before any read,
- * runs killed before their end get their line (index.c), and runs still
- * going are visited first, marked "running".
+ * left out, and said once, as is any other line that is not a record); a
+ * scan visits the lines from the newest to the oldest, so "the last 20"
+ * costs what 20 lines cost.  Before any read, runs killed before their end
+ * get their line (index.c), and runs still going are visited first, marked
+ * "running", with the killed runs whose line the index would not take.
  *
  * The files, top down: a file calls only files below it.
  *
@@ -31,7 +32,9 @@ struct log_index {
 	size_t size;		/* its bytes of whole lines */
 	size_t mapped;
 	int torn;		/* it ended in a torn line, left out */
-	int bad;		/* lines that were not records */
+	int bad;		/* lines that were not records, left out */
+	int unwritten;		/* killed runs' lines the index would not take
+				   (listed from running all the same) */
 	jv seen;		/* run ids visited, so a line written twice counts once */
 	jv running;		/* the lines of the runs still going */
 	char *needle;		/* when set, only lines holding it are parsed (and
@@ -49,8 +52,9 @@ void xg_log_index_close(struct log_index *ix);
  * then the index's lines, newest first.  Returns what visit returned, 0
  * at the end. */
 int xg_log_index_scan(struct log_index *ix, int running, log_visit_fn visit, void *ctx);
-/* The exit status a scan's bad lines call for: 65 when some were not
- * records, else 0. */
+/* The exit status the index calls for: 74 when a killed run's line could
+ * not be appended to it, else 0 (a line that is not a record is named and
+ * left out, and fails nothing). */
 int xg_log_index_status(const struct log_index *ix);
 
 /* A filter from the options: --since, --before, --status, --workspace,

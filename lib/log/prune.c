@@ -93,7 +93,8 @@ int xg_log_prune(const struct xg_log_opts *o, FILE *out)
 		goto out;
 	xg_log_filter_release(&f);
 	/* Killed runs get their line first, so they are pruned with the rest. */
-	rc = xg_log_index_open(&ix);
+	if ((rc = xg_log_index_open(&ix)) == 0)
+		rc = xg_log_index_status(&ix);
 	xg_log_index_close(&ix);
 	if (rc)
 		goto out;

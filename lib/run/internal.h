@@ -54,8 +54,10 @@
 
 /*
  * A run's records (man 5 xg-records): each record xg-run writes goes to
- * standard output and to $state/runs/ID/events.ndjson, flushed as it is
- * written; runs/ID/run.json is the run's summary, replaced atomically.
+ * standard output and to $state/runs/ID/events.ndjson, appended as it is
+ * written (xg_append_fd: an append the disk cuts short is taken back, so
+ * the file holds whole records, those before its first failure);
+ * runs/ID/run.json is the run's summary, replaced atomically.
  *
  * The output keeps going after a write error on one side so the other still
  * gets every record; the error is remembered (exit 74 at the end).
@@ -66,7 +68,9 @@ struct xg_run_out {
 	 * heartbeats while the loop writes the rest. */
 	pthread_mutex_t lock;
 	struct xg_rec_writer out;	/* standard output */
-	struct xg_rec_writer ev;	/* events.ndjson; fp NULL until opened */
+	int ev_fd;			/* events.ndjson, or -1: not opened, or
+					   closed at its first failed append */
+	struct xg_buf ev_line;		/* the line being appended to it */
 	char *dir;			/* $state/runs/ID */
 	char *live;			/* its live marker (runindex.h), or NULL */
 	int live_fd;			/* held while the run goes on, or -1 */

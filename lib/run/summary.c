@@ -7,7 +7,8 @@
  * those are held back (xg_run_emit, out.c) until xg_run_write_start sends
  * run_start and then them.  A failure (xg_run_fail) is noted in the run
  * for run_end and run.json to report, and said on standard error at once.
- * The run's last run.json also goes to the runs index, as one line.
+ * The run's last run.json also goes to the runs index, as one line, or,
+ * when the index cannot take it, to the run's live marker.
  */
 #include "xg.h"
 #include "run/internal.h"
@@ -111,6 +112,31 @@ static jv what_was_asked(jv request)
 	return text ? jv_string(text) : jv_null();
 }
 
+/*
+ * Appends the run's line (consumed) to the runs index.  When it cannot
+ * (a full disk, a lock held too long), the run's live marker keeps the
+ * line in the room it was made with, so xg-log adds the line as the run
+ * ended, not one made from a run.json that could not be written.
+ */
+static void index_line(struct run *r, jv line)
+{
+	jv kept = jv_copy(line);
+
+	if (xg_runindex_append(line, r->out.live) == 0) {
+		jv_free(kept);
+		return;
+	}
+	if (r->out.live_fd < 0) {
+		jv_free(kept);
+		xg_warn("the run is not in the runs index yet; xg-log adds it");
+	} else if (xg_runindex_live_keep(r->out.live_fd, kept) == 0) {
+		xg_warn("the run is not in the runs index yet; its live marker keeps its line, "
+			"which xg-log adds");
+	} else {
+		xg_warn("the run is not in the runs index yet; xg-log adds it");
+	}
+}
+
 void xg_run_write_summary(struct run *r, const char *ended)
 {
 	jv v = jv_object(), line = jv_invalid();
@@ -142,8 +168,8 @@ void xg_run_write_summary(struct run *r, const char *ended)
 		line = xg_runindex_line_peek(v);
 	xg_run_out_summary(&r->out, v);
 	/* After run.json, so a run killed in between is indexed from it. */
-	if (jv_is_valid(line) && xg_runindex_append(line, r->out.live) < 0)
-		xg_warn("the run is not in the runs index yet; xg-log adds it");
+	if (jv_is_valid(line))
+		index_line(r, line);
 }
 
 void xg_run_write_end(struct run *r)
