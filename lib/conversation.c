@@ -75,6 +75,11 @@ int xg_conv_exists(const char *id)
 
 int xg_conv_hold(const char *id)
 {
+	return xg_conv_hold_waiting(id, NULL, NULL);
+}
+
+int xg_conv_hold_waiting(const char *id, xg_lock_waiting_fn waiting, void *ctx)
+{
 	char *dir, *rel, *path;
 	int fd = -1;
 
@@ -86,7 +91,8 @@ int xg_conv_hold(const char *id)
 	rel = xg_asprintf("conversations/%s.run.lock", id);
 	path = xg_path_state(rel);
 	if (xg_mkdir_p(dir, 0700) == 0)
-		fd = xg_lock_file_mode(path, O_RDWR | O_CREAT, 0600, xg_lock_timeout_ms());
+		fd = xg_lock_file_wait(path, O_RDWR | O_CREAT, 0600, xg_lock_timeout_ms(),
+				       waiting, ctx);
 	{
 		int e = errno;
 		free(dir);

@@ -52,6 +52,8 @@ int xg_conv_exists(const char *id);
  * process held it throughout, named in the message.
  */
 int xg_conv_hold(const char *id);
+/* The same, telling waiting once when the wait passes a second (fs.h). */
+int xg_conv_hold_waiting(const char *id, xg_lock_waiting_fn waiting, void *ctx);
 
 /*
  * Appends entry (consumed) to the conversation, adding "at" when it has

@@ -374,21 +374,33 @@ long xg_lock_holder(int fd)
 	return pid;
 }
 
-static void report_busy(const char *path, int fd, int timeout_ms)
+/* The process that holds fd's lock and its program's name ("" when
+ * unknown); 0 when no holder is found. */
+static long holder(int fd, char comm[64])
 {
 	long pid = xg_lock_holder(fd);
-	char comm[64] = "";
 
+	comm[0] = '\0';
 	if (pid > 0) {
 		char proc[64];
 		FILE *fp;
 
 		snprintf(proc, sizeof(proc), "/proc/%ld/comm", pid);
 		if ((fp = fopen(proc, "r"))) {
-			if (fgets(comm, sizeof(comm), fp))
+			if (fgets(comm, 64, fp))
 				comm[strcspn(comm, "\n")] = '\0';
 			fclose(fp);
 		}
+	}
+	return pid;
+}
+
+static void report_busy(const char *path, int fd, int timeout_ms)
+{
+	char comm[64];
+	long pid = holder(fd, comm);
+
+	if (pid > 0) {
 		xg_error("'%s' is locked by process %ld (%s); gave up after %d ms "
 			 "(XG_LOCK_TIMEOUT)", path, pid, *comm ? comm : "unknown", timeout_ms);
 	} else {
@@ -403,6 +415,12 @@ int xg_lock_file(const char *path, int flags, int timeout_ms)
 }
 
 int xg_lock_file_mode(const char *path, int flags, mode_t mode, int timeout_ms)
+{
+	return xg_lock_file_wait(path, flags, mode, timeout_ms, NULL, NULL);
+}
+
+int xg_lock_file_wait(const char *path, int flags, mode_t mode, int timeout_ms,
+		      xg_lock_waiting_fn waiting, void *ctx)
 {
 	struct timespec nap = { 0, 5 * 1000 * 1000 };
 	int fd, waited = 0;
@@ -427,6 +445,14 @@ int xg_lock_file_mode(const char *path, int flags, mode_t mode, int timeout_ms)
 			close(fd);
 			errno = EWOULDBLOCK;
 			return -1;
+		}
+		/* A wait past a second is told once, so nobody stares at a
+		 * run that seems to wait for nothing. */
+		if (waiting && waited == XG_LOCK_TELL_MS) {
+			char comm[64];
+			long pid = holder(fd, comm);
+
+			waiting(ctx, pid, comm, timeout_ms);
 		}
 		nanosleep(&nap, NULL);
 		waited += 5;

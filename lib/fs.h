@@ -66,6 +66,16 @@ int xg_mkdir_p(const char *path, mode_t mode);
 int xg_lock_file(const char *path, int flags, int timeout_ms);
 /* As xg_lock_file, creating the file with mode. */
 int xg_lock_file_mode(const char *path, int flags, mode_t mode, int timeout_ms);
+/*
+ * As xg_lock_file_mode; when the lock has not been had after
+ * XG_LOCK_TELL_MS, waiting (when not NULL) is called once with the
+ * holder's pid (0: unknown) and program name ("" when unknown) and the
+ * timeout, and the wait goes on.
+ */
+#define XG_LOCK_TELL_MS 1000
+typedef void (*xg_lock_waiting_fn)(void *ctx, long pid, const char *program, int timeout_ms);
+int xg_lock_file_wait(const char *path, int flags, mode_t mode, int timeout_ms,
+		      xg_lock_waiting_fn waiting, void *ctx);
 /* The timeout from XG_LOCK_TIMEOUT (milliseconds), or the default. */
 int xg_lock_timeout_ms(void);
 /* The process holding a write lock on fd's file, from /proc/locks; 0 when

@@ -96,3 +96,37 @@ has_row() {
 	run ! grep -qa $'\033\\[K' json.txt quiet.txt plain.txt
 	run ! grep -qa 'bash: sleep 1.2 [0-9]' quiet.txt plain.txt
 }
+
+@test "a run waiting for another run's hold on its conversation says so once, naming the holder" {
+	serve <<<'{"text": "held, then done"}'
+	mkdir -p "$XG_HOME/state/conversations"
+	hold_lock "$XG_HOME/state/conversations/20261205-100000-0000abcd.run.lock" 4
+	# In a pipe: one notice, before run_start, naming the holder.
+	XG_LOCK_TIMEOUT=20000 run_split xg-run --model fake/m --conversation 20261205-100000-0000abcd "go" </dev/null
+	assert_success
+	[ "$(recs notice | jq -r .text | grep -c 'waiting for the conversation')" = 1 ]
+	text=$(recs notice | jq -r .text)
+	[[ "$text" == *"which process $holder (xg-test) holds; giving up after 20 s (XG_LOCK_TIMEOUT)"* ]] ||
+		fail "the notice says: $text"
+	[ "$(printf '%s\n' "$output" | jq -r .type | head -n 1)" = notice ]
+}
+
+@test "on a terminal the row names the hold a run waits for" {
+	serve <<<'{"text": "held, then done"}'
+	mkdir -p "$XG_HOME/state/conversations"
+	hold_lock "$XG_HOME/state/conversations/20261205-100000-0000abcd.run.lock" 120
+	# Let go once the run has said it waits (its events hold the notice),
+	# and the row has had a second and more to show it.
+	(
+		for _ in $(seq 600); do
+			grep -qs 'waiting for the conversation' "$XG_HOME"/state/runs/*/events.ndjson && break
+			sleep 0.1
+		done
+		sleep 1.5
+		kill "$holder"
+	) &
+	XG_LOCK_TIMEOUT=100000 on_tty xg run --conversation 20261205-100000-0000abcd --model fake/m "again"
+	assert_success
+	has_row "[|/\\\\-] waiting for the conversation, held by process $holder \\(xg-test\\) [123] s"
+	printf '%s' "$output" | grep -qa "note: waiting for the conversation"
+}

@@ -41,6 +41,7 @@ struct xg_render_row {
 	int children;		/* subagents running */
 	int64_t oldest_t0;	/* the oldest's start; 0: unknown */
 	char detail[DETAIL_MAX + 40];
+	char waitfor[128];	/* what the run waits for before the model, or "" */
 	unsigned spin;
 };
 
@@ -64,7 +65,8 @@ void xg_render_row_text(struct xg_render_row *w, int64_t now, struct xg_buf *b)
 	case P_NONE:
 		return;
 	case P_WAITING:
-		xg_buf_addf(b, "%c waiting for the model ", spinner[w->spin % 4]);
+		xg_buf_addf(b, "%c waiting for %s ", spinner[w->spin % 4],
+			    w->waitfor[0] ? w->waitfor : "the model");
 		add_duration(b, now - w->t0);
 		return;
 	case P_MODEL:
@@ -279,7 +281,15 @@ static void note(struct xg_render_row *w, jv rec, int64_t now)
 	const char *name = xg_json_string_peek(rec, "name");
 	const char *ev = xg_json_string_peek(rec, "event");
 	long long n;
+	const char *wait = xg_json_string_peek(rec, "wait");
 
+	/* A notice that says what the run waits for (another run's hold on
+	 * the conversation) names the wait until the next record. */
+	if (!strcmp(type, "notice") && wait) {
+		snprintf(w->waitfor, sizeof(w->waitfor), "%s", wait);
+		return;
+	}
+	w->waitfor[0] = '\0';
 	if (!strcmp(type, "run_start")) {
 		/* It comes with the first event of the reply. */
 	} else if (!strcmp(type, "tool_result")) {

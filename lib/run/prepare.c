@@ -46,6 +46,29 @@ static int pick_mode(struct run *r)
 	return 0;
 }
 
+/*
+ * Another run holds the conversation: said at once, not when the run
+ * starts, as a notice that names the holder (written before run_start,
+ * which needs the model this wait keeps from being chosen).
+ */
+static void hold_waiting(void *ctx, long pid, const char *program, int timeout_ms)
+{
+	struct run *r = ctx;
+	jv notice = xg_rec_new("notice");
+	char who[96];
+
+	if (pid > 0)
+		snprintf(who, sizeof(who), "process %ld (%s)", pid, *program ? program : "unknown");
+	else
+		snprintf(who, sizeof(who), "another process");
+	notice = xg_json_set(notice, "from", jv_string(xg_progname));
+	notice = xg_json_set(notice, "text", jv_string_fmt(
+		"waiting for the conversation '%s', which %s holds; giving up after %d s "
+		"(XG_LOCK_TIMEOUT)", r->conv, who, (timeout_ms + 999) / 1000));
+	notice = xg_json_set(notice, "wait", jv_string_fmt("the conversation, held by %s", who));
+	xg_run_out_write(&r->out, notice);
+}
+
 static int pick_conversation(struct run *r)
 {
 	const char *c = r->o->conversation;
@@ -56,7 +79,7 @@ static int pick_conversation(struct run *r)
 		return xg_run_fail(r, XG_EX_DATAERR, "'%s' " XG_CONV_ID_BAD, c);
 	r->conv = c ? xg_strdup(c) : xg_conv_new_id();
 	/* Held before it is read, so what is read is what the run goes on. */
-	if ((r->conv_hold = xg_conv_hold(r->conv)) < 0)
+	if ((r->conv_hold = xg_conv_hold_waiting(r->conv, hold_waiting, r)) < 0)
 		return errno == EWOULDBLOCK
 			? xg_run_fail(r, XG_EX_TEMPFAIL, "the conversation '%s' is in use by "
 				      "another run; try again when it ends", r->conv)
