@@ -70,8 +70,98 @@ char *xg_exec_find(const char *name)
 
 int xg_exec(const char *path, char **argv)
 {
-	execv(path, argv);
+	struct xg_exec_keys k;
+	char **env;
+	int e;
+
+	if (xg_exec_keys_open(&k) < 0)
+		return -1;
+	if (k.fd >= 0 && fcntl(k.fd, F_SETFD, 0) < 0) {
+		e = errno;
+		xg_exec_keys_close(&k);
+		errno = e;
+		return -1;
+	}
+	env = xg_exec_env_keys(NULL, NULL, &k);
+	execve(path, argv, env);
+	e = errno;
+	free(env);
+	xg_exec_keys_close(&k);
+	errno = e;
 	return -1;
+}
+
+/* Whether the variable s (NAME=value) is a key handed on through the pipe. */
+static int is_key(const char *s)
+{
+	const char *eq = strchr(s, '=');
+
+	return eq && eq[1] && xg_prog_secret_name(s, (size_t)(eq - s));
+}
+
+int xg_exec_keys_open(struct xg_exec_keys *k)
+{
+	struct xg_buf b = XG_BUF_INIT(0);
+	int p[2], rc = 0;
+	size_t i;
+
+	k->fd = -1;
+	k->var[0] = '\0';
+	for (i = 0; environ[i]; i++)
+		if (is_key(environ[i])) {
+			xg_buf_addstr(&b, environ[i]);
+			xg_buf_addch(&b, '\0');
+		}
+	if (!b.len)
+		goto out;
+	/* The pipe holds it all before anyone reads: a pipe takes 64 KiB,
+	 * far more than a few keys. */
+	if (b.len > 65536) {
+		errno = E2BIG;
+		rc = -1;
+		goto out;
+	}
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		rc = -1;
+		goto out;
+	}
+	if (xg_write_all(p[1], b.buf, b.len) < 0) {
+		int e = errno;
+
+		close(p[0]);
+		close(p[1]);
+		errno = e;
+		rc = -1;
+		goto out;
+	}
+	close(p[1]);
+	k->fd = p[0];
+	snprintf(k->var, sizeof(k->var), "XG_KEYS_FD=%d", p[0]);
+out:
+	explicit_bzero(b.buf, b.len);
+	xg_buf_release(&b);
+	return rc;
+}
+
+void xg_exec_keys_close(struct xg_exec_keys *k)
+{
+	if (k->fd >= 0)
+		close(k->fd);
+	k->fd = -1;
+}
+
+char **xg_exec_env_keys(const char *const *drop, char *add, const struct xg_exec_keys *k)
+{
+	char **env = xg_exec_env(drop, add), **src, **dst;
+
+	if (!k || k->fd < 0)
+		return env;
+	for (src = dst = env; *src; src++)
+		if (!is_key(*src) && strncmp(*src, "XG_KEYS_FD=", 11))
+			*dst++ = *src;
+	*dst++ = (char *)k->var;
+	*dst = NULL;
+	return env;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -141,7 +231,8 @@ char **xg_exec_env(const char *const *drop, char *add)
 
 	while (environ[n])
 		n++;
-	env = xg_calloc(n + 2, sizeof(*env));
+	/* Room for add and for xg_exec_env_keys' variable besides. */
+	env = xg_calloc(n + 3, sizeof(*env));
 	for (i = 0; i < n; i++) {
 		const char *eq = strchr(environ[i], '=');
 		size_t len = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);

@@ -181,6 +181,7 @@ static pid_t start_stage(struct xg_pipeline_stage *s, int in, int out, const sig
 	posix_spawnattr_t at;
 	sigset_t def;
 	char **env = environ, *added = NULL;
+	struct xg_exec_keys keys;
 	size_t i;
 	pid_t pid;
 	int rc;
@@ -193,25 +194,31 @@ static pid_t start_stage(struct xg_pipeline_stage *s, int in, int out, const sig
 		if (!sigaction(forwarded[i], NULL, &sa) && sa.sa_handler != SIG_IGN)
 			sigaddset(&def, forwarded[i]);
 	}
+	if (xg_exec_keys_open(&keys) < 0)
+		return -1;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&at);
 	/* A dup2 of a descriptor onto itself clears its close-on-exec. */
 	rc = (in != 0 ? posix_spawn_file_actions_adddup2(&fa, in, 0) : 0) ||
 	     (out != 1 ? posix_spawn_file_actions_adddup2(&fa, out, 1) : 0) ||
 	     (cue_fd >= 0 ? posix_spawn_file_actions_adddup2(&fa, cue_fd, cue_fd) : 0) ||
+	     (keys.fd >= 0 ? posix_spawn_file_actions_adddup2(&fa, keys.fd, keys.fd) : 0) ||
 	     posix_spawnattr_setsigdefault(&at, &def) || posix_spawnattr_setsigmask(&at, mask) ||
 	     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 	if (cue_fd >= 0) {
 		const char *drop[] = { cue_var, NULL };
 
 		added = xg_asprintf("%s=%d", cue_var, cue_fd);
-		env = xg_exec_env(drop, added);
+		env = xg_exec_env_keys(drop, added, &keys);
+	} else if (keys.fd >= 0) {
+		env = xg_exec_env_keys(NULL, NULL, &keys);
 	}
 	if (!rc)
 		rc = posix_spawn(&pid, s->path, &fa, &at, s->argv, env);
 	if (env != environ)
 		free(env);
 	free(added);
+	xg_exec_keys_close(&keys);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	if (rc) {

@@ -51,11 +51,45 @@ static void hide_keys(void)
 	}
 }
 
+/*
+ * The keys the program that started this one handed on through a pipe
+ * (xg_exec_keys_open): put in the environment, on the heap, where getenv
+ * and the programs this one starts find them but /proc/PID/environ does
+ * not show them.
+ */
+static void take_keys(void)
+{
+	const char *v = getenv("XG_KEYS_FD");
+	struct xg_buf b = XG_BUF_INIT(1 << 20);
+	char *end, *p;
+	long fd;
+
+	if (!v)
+		return;
+	fd = strtol(v, &end, 10);
+	unsetenv("XG_KEYS_FD");
+	if (*end || fd < 3 || fd > INT_MAX || fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0)
+		return;
+	if (xg_read_fd((int)fd, &b) == 0)
+		for (p = b.buf; p < b.buf + b.len; p += strlen(p) + 1) {
+			char *eq = strchr(p, '=');
+
+			if (eq && xg_prog_secret_name(p, (size_t)(eq - p))) {
+				*eq = '\0';
+				setenv(p, eq + 1, 1);
+			}
+		}
+	close((int)fd);
+	explicit_bzero(b.buf, b.len);
+	xg_buf_release(&b);
+}
+
 void xg_prog_init(const char *name)
 {
 	const char *shown = getenv("XG_RENDERED");
 
 	hide_keys();
+	take_keys();
 	xg_progname = name;
 	signal(SIGPIPE, SIG_DFL);
 	records_shown = shown && !strcmp(shown, "1");

@@ -176,8 +176,10 @@ static void free_argv(char **argv)
 }
 
 /* In the child: the shell's dispositions back, the parent's death a
- * SIGTERM, the request on standard input, the records into the pipe. */
-static void exec_round(const char *path, char **argv, int in, int out, pid_t parent, int shown)
+ * SIGTERM, the request on standard input, the records into the pipe, the
+ * keys through their own pipe (exec.h). */
+static void exec_round(const char *path, char **argv, int in, int out, pid_t parent, int shown,
+		       const struct xg_exec_keys *keys)
 {
 	sigset_t none;
 	size_t i;
@@ -194,7 +196,9 @@ static void exec_round(const char *path, char **argv, int in, int out, pid_t par
 		_exit(XG_EX_SOFTWARE);
 	if (shown)
 		setenv("XG_RENDERED", "1", 1);
-	execv(path, argv);
+	if (keys->fd >= 0 && fcntl(keys->fd, F_SETFD, 0) < 0)
+		_exit(XG_EX_SOFTWARE);
+	execve(path, argv, xg_exec_env_keys(NULL, NULL, keys));
 	fprintf(stderr, "%s: cannot run '%s': %s\n", xg_progname, path, strerror(errno));
 	_exit(XG_EX_SOFTWARE);
 }
@@ -269,6 +273,7 @@ static void read_records(struct goal_round *rd, int fd, struct xg_rec_writer *w)
 int xg_goal_round_run(const struct xg_goal_opts *o, const char *conv, struct goal_round *rd,
 		      struct xg_rec_writer *w)
 {
+	struct xg_exec_keys keys;
 	char *path = xg_exec_find("run"), *line, **argv;
 	int64_t t0 = xg_clock_ms();
 	FILE *in;
@@ -293,9 +298,12 @@ int xg_goal_round_run(const struct xg_goal_opts *o, const char *conv, struct goa
 	free(line);
 	argv = run_argv(o, conv);
 	fflush(NULL);
+	if (xg_exec_keys_open(&keys) < 0)
+		keys.fd = -1;	/* the round then finds no key, and says so */
 	pid = fork();
 	if (pid == 0)
-		exec_round(path, argv, fileno(in), out[1], parent, xg_prog_records_shown());
+		exec_round(path, argv, fileno(in), out[1], parent, xg_prog_records_shown(), &keys);
+	xg_exec_keys_close(&keys);
 	round_pid = pid > 0 ? pid : 0;
 	close(out[1]);
 	fclose(in);
