@@ -1,7 +1,7 @@
 /*
  * The runs index (runindex.h): its path and the live markers (the room
- * each keeps for its run's line), the line a run.json makes, and the
- * locked append.
+ * each keeps for its run's line, and the line kept there), the line a
+ * run.json makes, and the locked append.
  */
 #include "xg.h"
 #include "runindex.h"
@@ -51,17 +51,26 @@ int xg_runindex_live_open(const char *id)
 	return fd;
 }
 
-int xg_runindex_live_keep(int fd, jv line)
+int xg_runindex_live_keep(int fd, jv line, int sync)
 {
 	struct xg_buf b = XG_BUF_INIT(0);
-	int rc = 0;
+	int rc = 0, e;
 
 	xg_json_dump(&b, xg_redact_jv(line));
 	xg_buf_addch(&b, '\n');
-	/* Written into the room the marker was given when it was made, so a
-	 * disk that filled since still takes it. */
-	if (lseek(fd, 0, SEEK_SET) < 0 || xg_append_fd(fd, b.buf, b.len, 1) < 0)
+	/* Written over the line kept before, in the room the marker was given
+	 * when it was made, so a disk that filled since still takes it; then
+	 * cut to its end, so a shorter line leaves no tail of the longer. */
+	if (lseek(fd, 0, SEEK_SET) < 0 || xg_write_all(fd, b.buf, b.len) < 0 ||
+	    ftruncate(fd, (off_t)b.len) < 0 || (sync && fsync(fd) < 0)) {
+		/* A marker keeps a whole line or none: an empty one leaves
+		 * xg-log to make the line from the run's directory. */
+		e = errno;
+		if (ftruncate(fd, 0) < 0)
+			xg_warn("cannot empty the run's live marker: %s", strerror(errno));
+		errno = e;
 		rc = xg_error_errno("cannot keep the run's line in its live marker");
+	}
 	xg_buf_release(&b);
 	return rc;
 }

@@ -17,10 +17,15 @@
  * flock on from its start to its end, and that its index append removes
  * under the index's lock.  A marker whose lock can be had belongs to a run
  * that died without its line: xg-log writes the line for it.  The marker
- * is made with room for that line set aside on the disk: a run whose own
- * append fails (a full disk) keeps its line there, as it knows it, and
- * xg-log appends that line rather than guess one from a run.json the
- * full disk may have kept from the run's start.
+ * is made with room for that line set aside on the disk, and keeps one
+ * line there, replaced whole:
+ *
+ *   - before the run's first request goes out, its line as it stands then
+ *     ("ended" null): its model, workspace, conversation and request, which
+ *     a run killed before it wrote any run.json leaves nowhere else;
+ *   - when the run's own append fails (a full disk), its line as it ended:
+ *     xg-log appends that line rather than guess one from a run.json the
+ *     full disk may have kept from the run's start.
  */
 #include "json.h"
 
@@ -40,8 +45,9 @@ char *xg_runindex_live_path(const char *id);
  */
 int xg_runindex_live_open(const char *id);
 /* Writes line (consumed) into the held live marker fd, in the room it was
- * made with, and syncs it; 0, or -1 reported with errno set. */
-int xg_runindex_live_keep(int fd, jv line);
+ * made with, in place of the line it kept, and syncs it when sync is set;
+ * 0, or -1 reported with errno set (the marker then keeps no line). */
+int xg_runindex_live_keep(int fd, jv line, int sync);
 /* The line a live marker (fd, open for reading) keeps: a "run" record
  * on one whole line (owned), or invalid when it keeps none. */
 jv xg_runindex_live_read(int fd);

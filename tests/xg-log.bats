@@ -119,6 +119,35 @@ index() { cat "$(STATE)/runs.ndjson"; }
 	assert_line "! bash: touch started; sleep 60 (no result)"
 }
 
+@test "a run killed while its first request waits keeps its model, workspace, conversation and request" {
+	# The reply's headers come, then nothing: no event reaches the run, so
+	# it never writes run_start or a run.json before it is killed.
+	fake_provider_start <<-'EOF'
+	{"text": "too late", "stall": 60, "stall_after": 0}
+	EOF
+	fake_catalog openai-chat
+	workspace
+	xg-run --model fake/m --conversation c-killed $'wait for me\nand more' >/dev/null 2>&1 3>&- &
+	RUNPID=$!
+	for i in $(seq 1 200); do [ -s "$FAKE_LOG" ] && break; sleep 0.05; done
+	[ -s "$FAKE_LOG" ] || fail "the request never reached the server"
+	id=$(ls "$(STATE)/runs.live")
+	[ ! -e "$(STATE)/runs/$id/run.json" ] || fail "the run wrote run.json before its first event"
+	run xg-log --json
+	assert_success
+	run jq -c '[.status, .model, .workspace, .conversation, .request]' <<<"$output"
+	assert_output '["running","fake/m","'"$PWD"'","c-killed","wait for me"]'
+	kill -KILL "$RUNPID"
+	wait "$RUNPID" || true
+	RUNPID=
+	run xg-log --json
+	assert_success
+	run jq -c '[.run, .status, .model, .workspace, .conversation, .request, .mode, .started != null]' <<<"$output"
+	assert_output '["'"$id"'","killed","fake/m","'"$PWD"'","c-killed","wait for me","normal",true]'
+	assert_equal "$(index | wc -l)" 1
+	assert_equal "$(ls -A "$(STATE)/runs.live")" ""
+}
+
 @test "a run whose index lock is held too long warns, and xg-log adds its line later" {
 	fake_provider_start <<-'EOF'
 	{"text": "ok"}

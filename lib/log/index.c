@@ -100,39 +100,57 @@ static jv from_events(const char *id, jv line)
 	return line;
 }
 
-/* The line of a run that left no line of its own, from what its
- * directory holds: run.json as it was last written, and its events. */
-static jv killed_line(const char *id)
+/*
+ * What is known of a run before its end, as its index line: its run.json
+ * as last written; or, when it wrote none yet (the first waits for the
+ * first event of the first reply), the line its marker kept before its
+ * first request (kept, consumed, invalid for none); else its id alone.
+ */
+static jv line_so_far(const char *id, jv kept)
 {
 	jv summary = xg_log_run_json(id), line;
+	const char *run = jv_is_valid(kept) ? xg_json_string_peek(kept, "run") : NULL;
 
+	if (jv_get_kind(summary) != JV_KIND_OBJECT && run && !strcmp(run, id)) {
+		jv_free(summary);
+		return kept;
+	}
+	jv_free(kept);
 	if (jv_get_kind(summary) != JV_KIND_OBJECT)
 		summary = xg_json_set(jv_object(), "id", jv_string(id));
 	if (jv_get_kind(xg_json_get_peek(summary, "started")) != JV_KIND_STRING)
 		summary = xg_json_set(summary, "started", started_from_id(id));
-	/* Killed after its run.json said how it ended: that is its line. */
-	if (jv_get_kind(xg_json_get_peek(summary, "ended")) == JV_KIND_STRING) {
-		line = xg_runindex_line_peek(summary);
-		jv_free(summary);
-		return line;
-	}
 	line = xg_runindex_line_peek(summary);
 	jv_free(summary);
+	return line;
+}
+
+/* The line of a run that left no line of its own, from what its
+ * directory and its marker (kept, consumed) hold, and its events. */
+static jv killed_line(const char *id, jv kept)
+{
+	jv line = line_so_far(id, kept);
+
+	/* Killed after its run.json said how it ended: that is its line. */
+	if (jv_get_kind(xg_json_get_peek(line, "ended")) == JV_KIND_STRING)
+		return line;
 	line = xg_json_set(line, "status", jv_string("killed"));
 	line = xg_json_set(line, "reason", jv_string("the run was killed before its end"));
 	return from_events(id, line);
 }
 
 /*
- * The line of the dead marker fd: the one its run kept there when the
- * index would not take it (a full disk), or else one made from what the
- * run's directory holds.
+ * The line of the dead marker fd: the one its run kept there as it ended,
+ * when the index would not take it (a full disk); or else one made from
+ * what the run's directory holds, or the marker kept from its start.
  */
 static jv dead_line(int fd, const char *id)
 {
-	jv line = xg_runindex_live_read(fd);
+	jv kept = xg_runindex_live_read(fd);
 
-	return jv_is_valid(line) ? line : killed_line(id);
+	if (jv_is_valid(kept) && jv_get_kind(xg_json_get_peek(kept, "ended")) == JV_KIND_STRING)
+		return kept;
+	return killed_line(id, kept);
 }
 
 /*
@@ -161,13 +179,10 @@ static int recover(struct log_index *ix)
 		path = xg_path_join(dir, de->d_name);
 		fd = open(path, O_RDWR | O_CLOEXEC);
 		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
-			jv s = xg_log_run_json(de->d_name);
+			jv line = line_so_far(de->d_name, xg_runindex_live_read(fd));
 
-			if (jv_get_kind(s) != JV_KIND_OBJECT)
-				s = xg_json_set(jv_object(), "id", jv_string(de->d_name));
-			ix->running = jv_array_append(ix->running, xg_json_set(xg_runindex_line_peek(s),
-							"status", jv_string("running")));
-			jv_free(s);
+			ix->running = jv_array_append(ix->running, xg_json_set(line, "status",
+									jv_string("running")));
 		} else if (fd >= 0) {
 			lk = xg_runindex_lock();
 			if (lk < 0) {

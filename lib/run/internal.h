@@ -351,6 +351,9 @@ void xg_run_write_start(struct run *r);
 void xg_run_write_end(struct run *r);
 /* runs/ID/run.json; ended is NULL while the run goes on. */
 void xg_run_write_summary(struct run *r, const char *ended);
+/* The run's index line as it stands, with no end, into its live marker:
+ * what xg-log lists when the run is killed before any run.json. */
+void xg_run_keep_start(struct run *r);
 
 /* ---- slice.c: work slices ---- */
 

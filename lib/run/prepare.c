@@ -570,6 +570,9 @@ int xg_run_prepare(struct run *r, FILE *fp)
 	xg_run_goal_prepare(r);
 	r->stable = stable_bytes_peek(r->pack);
 	child_prompt(r);
+	/* The model, the workspace and the request are known, and the first
+	 * request is about to go out. */
+	xg_run_keep_start(r);
 	return 0;
 }
 

@@ -8,7 +8,9 @@
  * run_start and then them.  A failure (xg_run_fail) is noted in the run
  * for run_end and run.json to report, and said on standard error at once.
  * The run's last run.json also goes to the runs index, as one line, or,
- * when the index cannot take it, to the run's live marker.
+ * when the index cannot take it, to the run's live marker; and before its
+ * first request the marker keeps the line as it stands then, for a run
+ * killed before it wrote any run.json.
  */
 #include "xg.h"
 #include "run/internal.h"
@@ -129,7 +131,7 @@ static void index_line(struct run *r, jv line)
 	if (r->out.live_fd < 0) {
 		jv_free(kept);
 		xg_warn("the run is not in the runs index yet; xg-log adds it");
-	} else if (xg_runindex_live_keep(r->out.live_fd, kept) == 0) {
+	} else if (xg_runindex_live_keep(r->out.live_fd, kept, 1) == 0) {
 		xg_warn("the run is not in the runs index yet; its live marker keeps its line, "
 			"which xg-log adds");
 	} else {
@@ -137,9 +139,11 @@ static void index_line(struct run *r, jv line)
 	}
 }
 
-void xg_run_write_summary(struct run *r, const char *ended)
+/* What run.json says of the run, and its index line is made from: ended
+ * is NULL while the run goes on. */
+static jv summary_of(const struct run *r, const char *ended)
 {
-	jv v = jv_object(), line = jv_invalid();
+	jv v = jv_object();
 
 	v = xg_json_set(v, "id", jv_string(r->id));
 	v = xg_json_set(v, "parent", string_or_null(r->o->parent));
@@ -163,7 +167,33 @@ void xg_run_write_summary(struct run *r, const char *ended)
 	v = xg_json_set(v, "cost", run_cost(r));
 	v = xg_json_set(v, "account", string_or_null(r->account));
 	v = xg_json_set(v, "request", what_was_asked(r->request));
-	v = xg_redact_jv(v);
+	return xg_redact_jv(v);
+}
+
+/*
+ * The run's first run.json waits for the first event of the first reply
+ * (run_start names the snapshot, which may still be coming), so a run
+ * killed while that request waits would leave xg-log nothing but its id.
+ * Its live marker keeps its line as it stands before the request goes out
+ * instead: the model, the workspace, the conversation and the request,
+ * with no end.  No sync: a process killed keeps what it wrote, and the
+ * first request is not held back for a disk.
+ */
+void xg_run_keep_start(struct run *r)
+{
+	jv v;
+
+	if (r->out.live_fd < 0)
+		return;
+	v = summary_of(r, NULL);
+	xg_runindex_live_keep(r->out.live_fd, xg_runindex_line_peek(v), 0);
+	jv_free(v);
+}
+
+void xg_run_write_summary(struct run *r, const char *ended)
+{
+	jv v = summary_of(r, ended), line = jv_invalid();
+
 	if (ended && r->out.dir)
 		line = xg_runindex_line_peek(v);
 	xg_run_out_summary(&r->out, v);
