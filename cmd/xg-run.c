@@ -16,12 +16,13 @@ static const char *const usage[] = {
 	"[request]",
 	"xg-run --compact --conversation id [-v] [--model model] [--effort effort] "
 	"[--account name] [--variant ref]",
+	"xg-run --settings [--work-slice policy]",
 	NULL
 };
 
 enum { OPT_STREAM = 1, OPT_CONV, OPT_MODEL, OPT_EFFORT, OPT_ACCOUNT, OPT_VARIANT,
        OPT_MODE, OPT_ASK, OPT_GATE, OPT_SLICE, OPT_COMPACT, OPT_PROFILE, OPT_PARENT,
-       OPT_RUN_ID, OPT_SANDBOX };
+       OPT_RUN_ID, OPT_SANDBOX, OPT_SETTINGS };
 
 static const struct xg_option options[] = {
 	{ 'v', 'v', "verbose", NULL, "say on stderr which upstream records were computed" },
@@ -36,6 +37,7 @@ static const struct xg_option options[] = {
 	{ OPT_GATE, 0, "gate", "filter", "a jq filter that allows or refuses each tool call" },
 	{ OPT_SLICE, 0, "work-slice", "policy", "off, or maxToolCalls=N,maxMinutes=M,maxSlices=K" },
 	{ OPT_COMPACT, 0, "compact", NULL, "compact the conversation now; no request" },
+	{ OPT_SETTINGS, 0, "settings", NULL, "print the policies in force and where each came from; no run" },
 	{ OPT_SANDBOX, 0, "sandbox", "[=mode]", "run bash in the sandbox: on, net (with the network) or off" },
 	{ OPT_PROFILE, 0, "profile", "name", "offer only the tools of a profile: explore, worker" },
 	{ OPT_PARENT, 0, "parent", "run", "run as a subagent of this run" },
@@ -52,7 +54,7 @@ int main(int argc, char **argv)
 	struct xg_opts o;
 	struct xg_run_opts ro = { 0 };
 	const char *arg;
-	int id, rc;
+	int id, rc, settings = 0;
 
 	xg_prog_init("xg-run");
 	xg_prog_undumpable();
@@ -75,7 +77,15 @@ int main(int argc, char **argv)
 		case OPT_PARENT: ro.parent = arg; break;
 		case OPT_RUN_ID: ro.run_id = arg; break;
 		case OPT_SANDBOX: ro.sandbox = arg ? arg : "on"; break;
+		case OPT_SETTINGS: settings = 1; break;
 		}
+	}
+	if (settings && (o.nargs || ro.compact))
+		xg_usage_error(&cmd, "--settings takes no request and no --compact");
+	if (settings) {
+		rc = xg_run_settings(&ro, stdout);
+		xg_opt_release(&o);
+		return xg_prog_exit(rc);
 	}
 	if (o.nargs > 1)
 		xg_usage_error(&cmd, "give the request as one operand (quote it)");

@@ -286,6 +286,10 @@ void xg_provider_policy_from_env(struct xg_provider_policy *pol);
  */
 long xg_provider_retry_delay(const struct xg_provider_policy *pol, int attempt,
 			     int64_t hint_ms, uint64_t *rng);
+/* The shortest and the longest wait xg_provider_retry_delay may give
+ * retry number attempt without a hint: its jitter's bounds. */
+void xg_provider_retry_range(const struct xg_provider_policy *pol, int attempt,
+			     long *lo, long *hi);
 
 /* An error, classified (docs/providers.md lists the classes). */
 struct xg_provider_error {

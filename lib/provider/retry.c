@@ -110,24 +110,41 @@ static uint64_t next_random(uint64_t *s)
 	return x * 0x2545f4914f6cdd1dULL;
 }
 
+/* The backoff of retry number attempt before its jitter: base, doubled
+ * each time until it reaches the cap. */
+static double backoff(const struct xg_provider_policy *pol, int attempt)
+{
+	double d = (double)pol->base_ms;
+	int i;
+
+	for (i = 1; i < attempt && d < (double)pol->cap_ms; i++)
+		d *= 2;
+	return d;
+}
+
+static long capped(const struct xg_provider_policy *pol, double d)
+{
+	return d > (double)pol->cap_ms ? pol->cap_ms : (long)d;
+}
+
 long xg_provider_retry_delay(const struct xg_provider_policy *pol, int attempt,
 			     int64_t hint_ms, uint64_t *rng)
 {
 	double d;
-	int i;
 
-	if (hint_ms >= 0) {
-		d = (double)hint_ms;
-	} else {
-		d = (double)pol->base_ms;
-		for (i = 1; i < attempt && d < (double)pol->cap_ms; i++)
-			d *= 2;
-		/* 80% to 120%, so clients that failed together spread out. */
-		d *= 0.8 + 0.4 * ((double)(next_random(rng) >> 11) / 9007199254740992.0);
-	}
-	if (d > (double)pol->cap_ms)
-		d = (double)pol->cap_ms;
-	return (long)d;
+	if (hint_ms >= 0)
+		return capped(pol, (double)hint_ms);
+	/* 80% to 120%, so clients that failed together spread out. */
+	d = backoff(pol, attempt) *
+	    (0.8 + 0.4 * ((double)(next_random(rng) >> 11) / 9007199254740992.0));
+	return capped(pol, d);
+}
+
+void xg_provider_retry_range(const struct xg_provider_policy *pol, int attempt,
+			     long *lo, long *hi)
+{
+	*lo = capped(pol, backoff(pol, attempt) * 0.8);
+	*hi = capped(pol, backoff(pol, attempt) * 1.2);
 }
 
 /*

@@ -35,6 +35,8 @@
 
 /* The reserve when the catalog gives the model no output limit. */
 #define RESERVE_FLOOR 8192
+/* The reserve is at most this part of the window: a quarter. */
+#define RESERVE_SHARE 4
 /* The recent history kept verbatim: a tenth of the window, at most this. */
 #define KEEP_MAX 20000
 #define KEEP_SHARE 10
@@ -104,9 +106,20 @@ static long long threshold(const struct run *r)
 		return -1;
 	if (out <= 0)
 		out = RESERVE_FLOOR;
-	if (out > w / 4)
-		out = w / 4;
+	if (out > w / RESERVE_SHARE)
+		out = w / RESERVE_SHARE;
 	return w - out;
+}
+
+jv xg_run_compact_policy(void)
+{
+	jv v = jv_object();
+
+	v = xg_json_set(v, "reserve", jv_string("max_output_tokens"));
+	v = xg_json_set(v, "reserve_floor_tokens", jv_number(RESERVE_FLOOR));
+	v = xg_json_set(v, "reserve_max_window_share", jv_number(1.0 / RESERVE_SHARE));
+	v = xg_json_set(v, "keep_max_tokens", jv_number(KEEP_MAX));
+	return xg_json_set(v, "keep_window_share", jv_number(1.0 / KEEP_SHARE));
 }
 
 static long long keep_budget(const struct run *r)

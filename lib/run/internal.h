@@ -9,6 +9,8 @@
  *
  *   loop.c      xg_run: the rounds, the tool calls, how the run ends, and
  *               what a context overflow means (compact, then once more)
+ *   settings.c  xg-run --settings: the policies below, and where each
+ *               came from, without a run
  *   prepare.c   everything before the first request
  *   confine.c   whether bash runs in the sandbox, and how
  *   goal.c      a goal's tools and the check of a completion claim
@@ -282,6 +284,10 @@ void xg_run_signals_release(void);
 /* Parses an XG_STALL spec over the defaults; -1 with err set when part of
  * it is malformed (then pol holds the defaults). */
 int xg_run_stall_parse(struct run_stall_policy *pol, const char *spec, char *err, size_t n);
+/* The windows in force: XG_STALL, else config.json's "stall", else the
+ * defaults; *from names which ("default" when the setting did not parse).
+ * -1 with *problem (owned) saying what did not parse, else 0. */
+int xg_run_stall_policy(struct run_stall_policy *pol, const char **from, char **problem);
 /* Starts the watch's thread (a notice when XG_STALL is malformed). */
 void xg_run_watch_start(struct run *r);
 /* Ends every child (subagent.c), then stops the thread; idempotent. */
@@ -360,6 +366,11 @@ void xg_run_keep_start(struct run *r);
 /* What xg_run_slice_step tells the loop. */
 enum { XG_RUN_SLICE_GO_ON, XG_RUN_SLICE_SEND, XG_RUN_SLICE_ENDED };
 
+/* The policy in force into s: given (--work-slice), else XG_WORK_SLICE,
+ * else the defaults; *from names which ("default" when the text did not
+ * parse).  -1 with *problem (owned) saying what is wrong, else 0. */
+int xg_run_slice_policy(struct run_slice *s, const char *given, const char **from,
+			char **problem);
 /* Reads the policy (a notice when it is malformed) and starts slice 1. */
 void xg_run_slice_begin(struct run *r);
 /* Notes one tool call's result as the slice's evidence. */
@@ -431,6 +442,10 @@ int xg_run_add_request_message(struct run *r);
 /* ---- compaction.c: the older history summarised ---- */
 
 
+/* When compaction starts and what it keeps, as a settings record shows
+ * it: the reserve is the model's output limit, with its floor and its
+ * ceiling (a share of the window), and the recent history kept verbatim. */
+jv xg_run_compact_policy(void);
 /* Before a request: compacts first when the context it would send passes
  * the model's window less the reserve; 0 or fails the run. */
 int xg_run_compact_maybe(struct run *r);

@@ -43,5 +43,9 @@ struct xg_run_opts {
 
 /* Runs the loop, writing records to out; returns the exit code. */
 int xg_run(const struct xg_run_opts *o, FILE *out);
+/* xg-run --settings: the policies a run would follow and where each came
+ * from, written to out (a table when it is a terminal); runs nothing and
+ * returns 0. */
+int xg_run_settings(const struct xg_run_opts *o, FILE *out);
 
 #endif

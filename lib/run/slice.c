@@ -130,27 +130,43 @@ static void slice_open(struct run_slice *s)
 	s->commands = jv_array();
 }
 
+int xg_run_slice_policy(struct run_slice *s, const char *given, const char **from,
+			char **problem)
+{
+	const char *text = given;
+	char *why;
+
+	*from = "--work-slice";
+	if (!text) {
+		*from = "XG_WORK_SLICE";
+		text = getenv("XG_WORK_SLICE");
+	}
+	*problem = NULL;
+	if (!text || !*text) {
+		*from = "default";
+		policy_defaults(s);
+	} else if ((why = policy_parse(s, text))) {
+		*problem = xg_asprintf("%s: %s; the default work slices apply "
+				       "(maxToolCalls=%d,maxMinutes=%d,maxSlices=%d)",
+				       *from, why, SLICE_MAX_CALLS, SLICE_MAX_MINUTES,
+				       SLICE_MAX_SLICES);
+		*from = "default";
+		free(why);
+	}
+	return *problem ? -1 : 0;
+}
+
 void xg_run_slice_begin(struct run *r)
 {
 	struct run_slice *s = &r->slice;
-	const char *from = "--work-slice", *text = r->o->work_slice;
-	char *why, *msg;
+	const char *from;
+	char *msg;
 
-	if (!text) {
-		from = "XG_WORK_SLICE";
-		text = getenv("XG_WORK_SLICE");
-	}
 	s->todo = jv_null();
 	s->files = s->commands = jv_null();
-	if (!text || !*text) {
-		policy_defaults(s);
-	} else if ((why = policy_parse(s, text))) {
-		msg = xg_asprintf("%s: %s; the default work slices apply "
-				  "(maxToolCalls=%d,maxMinutes=%d,maxSlices=%d)",
-				  from, why, SLICE_MAX_CALLS, SLICE_MAX_MINUTES, SLICE_MAX_SLICES);
+	if (xg_run_slice_policy(s, r->o->work_slice, &from, &msg) < 0) {
 		notice(r, msg);
 		free(msg);
-		free(why);
 	}
 	slice_open(s);
 }

@@ -293,22 +293,36 @@ static int stall_spec(char **spec, const char **from)
 	return rc;
 }
 
+int xg_run_stall_policy(struct run_stall_policy *pol, const char **from, char **problem)
+{
+	char *spec, err[200];
+	int got = stall_spec(&spec, from);
+
+	*problem = NULL;
+	if (got > 0 && !*spec)
+		got = 0;
+	stall_default(pol);
+	if (got < 0)
+		*problem = xg_asprintf("%s is a string, as \"reply=15m,tool=30m\"; the defaults "
+				       "stand", *from);
+	else if (got && xg_run_stall_parse(pol, spec, err, sizeof(err)) < 0)
+		/* err names XG_STALL: say where the text came from instead. */
+		*problem = xg_asprintf("%s%s; the defaults stand", *from, err + strlen("XG_STALL"));
+	free(spec);
+	/* What did not parse set nothing: the defaults are in force. */
+	if (*problem || !got)
+		*from = "default";
+	return *problem ? -1 : 0;
+}
+
 void xg_run_watch_start(struct run *r)
 {
 	struct run_watch *w = &r->watch;
 	const char *from;
-	char *spec, *text = NULL;
-	int got = stall_spec(&spec, &from);
+	char *text;
 	pthread_condattr_t ca;
-	char err[200];
 
-	stall_default(&w->pol);
-	if (got < 0)
-		text = xg_asprintf("%s is a string, as \"reply=15m,tool=30m\"; the defaults stand",
-				   from);
-	else if (got && *spec && xg_run_stall_parse(&w->pol, spec, err, sizeof(err)) < 0)
-		/* err names XG_STALL: say where the text came from instead. */
-		text = xg_asprintf("%s%s; the defaults stand", from, err + strlen("XG_STALL"));
+	xg_run_stall_policy(&w->pol, &from, &text);
 	if (text) {
 		jv n = xg_rec_new("notice");
 
@@ -316,7 +330,6 @@ void xg_run_watch_start(struct run *r)
 		xg_run_emit(r, xg_json_set(n, "text", jv_string(text)));
 		free(text);
 	}
-	free(spec);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
