@@ -201,6 +201,92 @@ assert not checkpoints(log[8])
 	fake_log 'assert len(log) == 9, len(log)'
 }
 
+@test "a big piped input with a small window is cut to a quarter of it, and every request fits the window, the summary request too" {
+	# A window of 12000 tokens, 1000 of them the reserve: the request's
+	# text is cut to 12000 bytes, and two reads of 10000 bytes make the
+	# older history too long to summarise as it was.
+	yes 'a line of a long build log, over and over' | head -c 2000000 >big.log
+	yes 'a line of the notes, long enough to fill them quickly' | head -c 10000 >notes.txt
+	for kind in $KINDS; do
+		{
+			read_step r1 5000
+			read_step r2 11500
+			echo '{"text": "SUMMARY-OF-THE-LOG"}'
+			echo '{"text": "the log repeats one line"}'
+		} >script.ndjson
+		serve "$kind" <script.ndjson
+		small_catalog "$kind" 12000 1000
+		run_split xg run --json --model fake/m 'what does this log say?' <big.log
+		assert_success
+		[ "$(end_field .status)" = completed ]
+		recs notice | jq -e -s 'map(select(.from == "xg-run" and (.text | test("longer than a quarter of the model.s context window")))) | length == 1'
+		[ "$(recs compaction | wc -l)" = 1 ]
+		conv=$(recs run_start | jq -r .conversation)
+		# The conversation holds the request as it was sent: the head of
+		# the piped text, the mark, and the block closed.
+		jq -e -s 'map(select(.type == "message" and .role == "user"))[0].text
+			| (length < 12000) and startswith("what does this log say?")
+			and test("a line of a long build log") and test("\\[cut here: the request is [0-9]+ bytes")
+			and endswith("\n</stdin>")' "$CONVS/$conv.jsonl"
+		fake_log "$LOGLIB"'
+assert len(log) == 4, len(log)
+assert [i for i, r in enumerate(log) if is_summary_request(r)] == [2]
+for i, r in enumerate(log):
+    size = len(json.dumps(r["body"], separators=(",", ":"), ensure_ascii=False).encode())
+    assert (size + 3) // 4 <= 12000, (i, size)
+# The older history went as a transcript, cut in the middle, with the
+# request at its head and the newest read at its end.
+b = dump(items(log[2]))
+assert "as a transcript" in b and "are left out here" in b, b[:300]
+assert b.index("what does this log say?") < b.index("are left out here") < b.rindex("a line of the notes")
+assert "SUMMARY-OF-THE-LOG" in dump(items(log[3]))
+'
+	done
+}
+
+# cycle PREFIX: a round of reads that fills the context, and its summary.
+cycle() {
+	for i in 2 3 4 5; do read_step "$1$i" 5000; done
+	read_step "${1}6" 7600
+	echo "{\"text\": \"SUMMARY-$1\"}"
+}
+
+@test "three compactions in a row with no progress between them end the run, interrupted with stop compaction_loop" {
+	{ cycle a; cycle b; cycle c; cycle d; } >script.ndjson
+	serve openai-chat <script.ndjson
+	small_catalog openai-chat 8000 1000
+	xgrun "read the notes forever"
+	[ "$status" -eq 1 ]
+	[ "$(end_field .status)" = interrupted ]
+	[ "$(end_field .stop)" = compaction_loop ]
+	[[ "$(end_field .reason)" == "3 compactions in a row with no successful bash, edit or write between them" ]]
+	[ "$(recs compaction | wc -l)" = 3 ]
+	conv=$(recs run_start | jq -r .conversation)
+	# The third summary is kept, so the next run starts from it.
+	[ "$(jq -r -s 'map(select(.type == "compaction")) | last | .summary' "$CONVS/$conv.jsonl")" = SUMMARY-c ]
+	fake_log "$LOGLIB"'
+assert len(log) == 18, len(log)
+assert [i for i, r in enumerate(log) if is_summary_request(r)] == [5, 11, 17]
+'
+	jq -e '.status == "interrupted" and .stop == "compaction_loop"' \
+		"$XG_HOME/state/runs/$(recs run_start | jq -r .run)/run.json"
+
+	# A successful bash between the second and the third starts the count
+	# again: four compactions, and the run ends as the model ends it.
+	{
+		cycle a; cycle b
+		echo '{"tool_calls": [{"id": "w1", "name": "bash", "args": {"command": "true"}}], "usage": {"input": 3000, "output": 20}}'
+		cycle c; cycle d
+		echo '{"text": "done"}'
+	} >script.ndjson
+	serve openai-chat <script.ndjson
+	small_catalog openai-chat 8000 1000
+	xgrun "read the notes, and run something once"
+	assert_success
+	[ "$(end_field .status)" = completed ]
+	[ "$(recs compaction | wc -l)" = 4 ]
+}
+
 @test "xg compact compacts the newest conversation now, and the next run starts from its summary" {
 	{
 		for i in 1 2 3 4 5 6 7 8 9 10 11 12; do read_step "c$i" 3000; done

@@ -21,6 +21,13 @@
  *             the history now the summary,
  *             the checkpoint when there is one, and the kept messages
  *
+ *   the room  the summary request fits the window: when the older
+ *             messages do not fit as they were, they go as one transcript
+ *             instead, its middle left out (summary_request)
+ *   the bound the request's own text is cut to a quarter of the window
+ *             before its first request; a run whose compactions keep
+ *             coming with no progress between them ends (stop_when_idle)
+ *
  * The checkpoint is this run's alone: rendered once per compaction from the
  * request, the todo list of that moment and, in plan mode, the plan
  * instructions; placed right after the summary in r->messages, so every
@@ -40,6 +47,16 @@
 /* The recent history kept verbatim: a tenth of the window, at most this. */
 #define KEEP_MAX 20000
 #define KEEP_SHARE 10
+/* The request's text is cut to a quarter of the window, so the request,
+ * the checkpoint that restates it and what compaction keeps all fit. */
+#define REQUEST_SHARE 4
+/* A summary request leaves a sixteenth of the window for the summary and
+ * for what the wire adds around its messages, which bytes do not show. */
+#define SUMMARY_SHARE 16
+/* This many compactions in a row with no progress between them end the
+ * run: a reply that only fills its context would otherwise go on to the
+ * slice cap, summarising itself each time. */
+#define IDLE_MAX 3
 
 /* ---- sizes ---- */
 
@@ -129,6 +146,54 @@ static long long keep_budget(const struct run *r)
 	return w > 0 && w / KEEP_SHARE < KEEP_MAX ? w / KEEP_SHARE : KEEP_MAX;
 }
 
+/* Where a cut at n bytes of s may fall: back to the start of the
+ * character n is inside, so no character is split. */
+static size_t char_start(const char *s, size_t n)
+{
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
+
+int xg_run_compact_fit_request(struct run *r)
+{
+	static const char close_tag[] = "\n</stdin>";
+	const char *text = xg_json_string_peek(r->request, "text");
+	long long w = model_int(r, "context_window");
+	size_t len, max, keep, tag = strlen(close_tag);
+	struct xg_buf b = XG_BUF_INIT(0);
+	char *why;
+	jv n;
+
+	if (w <= 0 || !text)
+		return 0;
+	/* A quarter of the window in tokens, at four bytes a token. */
+	max = (size_t)(w / REQUEST_SHARE) * 4;
+	len = strlen(text);
+	if (len <= max)
+		return 0;
+	/* Room for the mark and a closing tag; a window too small for them
+	 * still gets the mark. */
+	keep = max > 200 ? char_start(text, max - 200) : 0;
+	xg_buf_add(&b, text, keep);
+	xg_buf_addf(&b, "\n[cut here: the request is %zu bytes, more than a quarter of the "
+		    "model's context window; only its first %zu are sent]", len, keep);
+	/* What xg run piped keeps the block that holds it whole. */
+	if (len >= tag && !strcmp(text + len - tag, close_tag))
+		xg_buf_addstr(&b, close_tag);
+	why = xg_asprintf("the request is longer than a quarter of the model's context window "
+			  "(%lld tokens): only its first %zu bytes are sent", w, keep);
+	r->request = xg_json_set(r->request, "text", jv_string(b.buf));
+	xg_buf_release(&b);
+	if (!xg_prog_records_shown())
+		xg_warn("%s", why);
+	n = xg_rec_new("notice");
+	n = xg_json_set(n, "from", jv_string(xg_progname));
+	xg_run_emit(r, xg_json_set(n, "text", jv_string(why)));
+	free(why);
+	return 0;
+}
+
 /*
  * The first message kept: the earliest cut whose messages from there on
  * fit the budget, made before a message that is not a tool result, so a
@@ -169,24 +234,182 @@ static const char *template_peek(const struct run *r, const char *name)
 	return xg_json_string_peek(xg_json_get_peek(r->pack, "templates"), name);
 }
 
+static const char *instruction_peek(const struct run *r)
+{
+	const char *instr = template_peek(r, "compaction");
+
+	return instr ? instr : "Summarise the conversation so far for yourself, to carry on the "
+		"work from the summary alone: the request and the person's instructions, what "
+		"was done and found, the current state, and what remains. Reply with the "
+		"summary as plain text, and call no tool.";
+}
+
+/* The most a summary request may take, in tokens: the window less a
+ * sixteenth, which is left for the summary and the wire's framing; -1 when
+ * the window is unknown. */
+static long long summary_limit(const struct run *r)
+{
+	long long w = model_int(r, "context_window");
+
+	return w > 0 ? w - w / SUMMARY_SHARE : -1;
+}
+
+/*
+ * The summary request's size with the messages up to cut as they were, in
+ * tokens.  When the last request reported its input, that count is truer
+ * than bytes are (the provider tokenised it), so it is the start, less what
+ * the summary leaves out of that request and plus what came after it;
+ * otherwise it is the bytes of the whole at four a token.
+ */
+static long long summary_estimate(const struct run *r, int cut, const char *instr)
+{
+	const char *sys = xg_json_string_peek(r->pack, "system");
+	long long t = tokens_of((long long)strlen(instr));
+	int n = xg_json_length_peek(r->messages), sent = r->compact.sent, i;
+	jv m;
+
+	if (sent > 0 && r->compact.last_input > 0 && sent <= n) {
+		t += r->compact.last_input;
+		for (i = cut < sent ? cut : sent; i < (cut > sent ? cut : sent); i++) {
+			m = jv_array_get(jv_copy(r->messages), i);
+			t += (i < sent ? -1 : 1) * tokens_of(bytes_peek(m));
+			jv_free(m);
+		}
+		return t;
+	}
+	m = jv_array_slice(jv_copy(r->messages), 0, cut);
+	t += tokens_of((sys ? (long long)strlen(sys) : 0) + bytes_peek(r->tools) + bytes_peek(m));
+	jv_free(m);
+	return t;
+}
+
+/* Message m (borrowed) as transcript lines in b. */
+static void transcript_add(struct xg_buf *b, jv m)
+{
+	const char *role = xg_json_string_peek(m, "role");
+	const char *text = xg_json_string_peek(m, "text");
+	jv calls = xg_json_get_peek(m, "tool_calls"), out = xg_json_get_peek(m, "output");
+	bool ok = true;
+	int i;
+
+	if (role && !strcmp(role, "tool")) {
+		const char *name = xg_json_string_peek(m, "name");
+
+		xg_json_bool_peek(m, "ok", &ok);
+		xg_buf_addf(b, "[tool result: %s%s]\n", name ? name : "", ok ? "" : ", failed");
+		if (jv_get_kind(out) == JV_KIND_STRING)
+			xg_buf_addstr(b, jv_string_value(out));
+		else if (jv_is_valid(out))
+			xg_json_dump(b, jv_copy(out));
+		xg_buf_addstr(b, "\n\n");
+		return;
+	}
+	xg_buf_addf(b, "[%s]\n%s\n", role ? role : "message", text ? text : "");
+	for (i = 0; i < xg_json_length_peek(calls); i++) {
+		jv c = jv_array_get(jv_copy(calls), i);
+		const char *name = xg_json_string_peek(c, "name");
+
+		xg_buf_addf(b, "[tool call: %s] ", name ? name : "");
+		xg_json_dump(b, jv_copy(xg_json_get_peek(c, "args")));
+		xg_buf_addstr(b, "\n");
+		jv_free(c);
+	}
+	xg_buf_addstr(b, "\n");
+}
+
+/* The bytes text would take in a JSON request. */
+static long long escaped_bytes(const char *text)
+{
+	jv s = jv_string(text);
+	long long n = bytes_peek(s);
+
+	jv_free(s);
+	return n;
+}
+
+/* t (len bytes) cut to about raw bytes: its first quarter and its last
+ * three quarters, the middle marked as left out. */
+static char *head_and_tail(const char *t, size_t len, size_t raw)
+{
+	struct xg_buf b = XG_BUF_INIT(0);
+	size_t head = char_start(t, raw / 4), tail = char_start(t, len - (raw - raw / 4));
+
+	if (tail < head)
+		tail = head;
+	xg_buf_add(&b, t, head);
+	xg_buf_addf(&b, "\n\n[... %zu bytes of the conversation are left out here ...]\n\n",
+		    tail - head);
+	xg_buf_addstr(&b, t + tail);
+	return xg_buf_detach(&b, NULL);
+}
+
+/*
+ * The messages up to cut as one user message that fits room tokens: a
+ * transcript, its middle left out when it is longer.  The start holds the
+ * request or the last summary, the end the newest work; the middle is what
+ * a summary can best do without.  Escaping can make the text longer in the
+ * request than in bytes, so the cut is measured as the request would
+ * carry it, and made again shorter when it comes out over.
+ */
+static jv transcript_message(const struct run *r, int cut, long long room)
+{
+	static const char intro[] = "The conversation so far, as a transcript: it is too long "
+				    "for the context window as it was.\n\n";
+	struct xg_buf b = XG_BUF_INIT(0);
+	long long max = room * 4 - (long long)sizeof(intro) - 128, raw = max, e;
+	char *t = NULL, *text;
+	int i, tries;
+	jv m;
+
+	for (i = 0; i < cut; i++) {
+		m = jv_array_get(jv_copy(r->messages), i);
+		transcript_add(&b, m);
+		jv_free(m);
+	}
+	if (max < 1024)
+		max = raw = 1024;
+	for (tries = 0; tries < 8; tries++) {
+		free(t);
+		t = (long long)b.len <= raw ? xg_strdup(b.buf) : head_and_tail(b.buf, b.len, (size_t)raw);
+		if ((e = escaped_bytes(t)) <= max)
+			break;
+		raw = raw * max / e - 64;
+		if (raw < 256)
+			raw = 256;
+	}
+	xg_buf_release(&b);
+	text = xg_asprintf("%s%s", intro, t);
+	free(t);
+	m = user_message(text);
+	free(text);
+	return m;
+}
+
 /*
  * The request: what the run's requests hold (the system prompt, the tools,
  * the model and effort), so the provider's cache covers the older
  * messages, which are a prefix of the last request; then the instruction.
  * The tools stay because a history of tool calls needs them on some
  * providers; the instruction asks for text, and only text is read.
+ *
+ * A request never passes the window, or the provider refuses it: when the
+ * older messages do not fit its room as they were, they go as one
+ * transcript instead, cut in the middle to fit.  That loses the cache for
+ * this one request, which is the price of being sent at all.
  */
 static jv summary_request(const struct run *r, int cut)
 {
-	const char *instr = template_peek(r, "compaction");
-	jv msgs = jv_array_slice(jv_copy(r->messages), 0, cut);
+	const char *instr = instruction_peek(r);
+	const char *sys = xg_json_string_peek(r->pack, "system");
+	long long limit = summary_limit(r), fixed;
 
-	if (!instr)
-		instr = "Summarise the conversation so far for yourself, to carry on the work "
-			"from the summary alone: the request and the person's instructions, what "
-			"was done and found, the current state, and what remains. Reply with "
-			"the summary as plain text, and call no tool.";
-	return xg_run_request(r, jv_array_append(msgs, user_message(instr)));
+	if (limit < 0 || summary_estimate(r, cut, instr) <= limit)
+		return xg_run_request(r, jv_array_append(jv_array_slice(jv_copy(r->messages), 0, cut),
+							 user_message(instr)));
+	fixed = tokens_of((sys ? (long long)strlen(sys) : 0) + bytes_peek(r->tools) +
+			  (long long)strlen(instr));
+	return xg_run_request(r, jv_array_append(JV_ARRAY(transcript_message(r, cut, limit - fixed)),
+						 user_message(instr)));
 }
 
 /* The summary of messages up to cut in *out; 0, -1 when a signal stopped
@@ -373,6 +596,7 @@ static int compact(struct run *r, const char *why, long long before)
 	jv_free(r->messages);
 	r->messages = msgs;
 	r->compact.count++;
+	r->compact.idle++;
 	r->compact.fresh = 1;
 	r->compact.sent = 0;
 	r->compact.last_input = 0;
@@ -382,9 +606,29 @@ static int compact(struct run *r, const char *why, long long before)
 	return 0;
 }
 
+/*
+ * After a compaction: ends the run once IDLE_MAX of them came with no
+ * progress between them, interrupted with stop "compaction_loop"; 0 while
+ * it may go on.  The last compaction is kept, so the next run on the
+ * conversation starts from its summary, not from the full context.
+ */
+static int stop_when_idle(struct run *r)
+{
+	if (r->compact.idle < IDLE_MAX)
+		return 0;
+	r->status = "interrupted";
+	r->stop = "compaction_loop";
+	free(r->reason);
+	r->reason = xg_asprintf("%d compactions in a row with no successful bash, edit or write "
+				"between them", IDLE_MAX);
+	r->rc = XG_EX_FAIL;
+	return r->rc;
+}
+
 int xg_run_compact_maybe(struct run *r)
 {
 	long long at = threshold(r), est;
+	int rc;
 
 	/* Once compacted, the next request goes out before another try, so a
 	 * history that cannot shrink does not loop. */
@@ -393,7 +637,11 @@ int xg_run_compact_maybe(struct run *r)
 	est = context_estimate(r);
 	if (est <= at)
 		return 0;
-	return compact(r, "context", est) < 0 ? -1 : r->rc >= 0 ? r->rc : 0;
+	if ((rc = compact(r, "context", est)) < 0)
+		return -1;
+	if (r->rc >= 0)
+		return r->rc;
+	return rc == 0 ? stop_when_idle(r) : 0;
 }
 
 int xg_run_compact_overflow(struct run *r, const struct xg_provider_error *e)
@@ -405,7 +653,9 @@ int xg_run_compact_overflow(struct run *r, const struct xg_provider_error *e)
 	rc = compact(r, "overflow", context_estimate(r));
 	if (rc == 1)
 		return 0;
-	return rc ? (r->rc >= 0 ? r->rc : -1) : 1;
+	if (rc)
+		return r->rc >= 0 ? r->rc : -1;
+	return stop_when_idle(r) ? r->rc : 1;
 }
 
 void xg_run_compact_note_peek(struct run *r, jv usage)

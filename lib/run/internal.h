@@ -129,6 +129,8 @@ struct run_compact {
 	int head;		/* leading messages that are the summary and the
 				 * checkpoint, not history */
 	int count;		/* compactions in this run */
+	int idle;		/* of them, those since the last progress: a
+				 * successful bash, edit or write (slice.c) */
 	int fresh;		/* compacted since the last request went out */
 	jv todo;		/* the todo list the last checkpoint showed */
 };
@@ -446,13 +448,18 @@ int xg_run_add_request_message(struct run *r);
  * it: the reserve is the model's output limit, with its floor and its
  * ceiling (a share of the window), and the recent history kept verbatim. */
 jv xg_run_compact_policy(void);
+
+/* Before the request's message is added: cuts the request's text to its
+ * share of the model's window, with a notice; 0, never fails. */
+int xg_run_compact_fit_request(struct run *r);
 /* Before a request: compacts first when the context it would send passes
- * the model's window less the reserve; 0 or fails the run. */
+ * the model's window less the reserve; 0, or r->rc once compacting failed
+ * the run or ended it for compacting without progress. */
 int xg_run_compact_maybe(struct run *r);
 /* After a failed request: 1 when it was a context overflow and the history
  * is now compacted, so the request is worth sending once more; 0 when not
- * (it fails as it is); r->rc when compacting failed the run, -1 when a
- * signal stopped it. */
+ * (it fails as it is); r->rc when compacting failed or ended the run, -1
+ * when a signal stopped it. */
 int xg_run_compact_overflow(struct run *r, const struct xg_provider_error *e);
 /* After a request's reply: notes what it reported (usage borrowed). */
 void xg_run_compact_note_peek(struct run *r, jv usage);

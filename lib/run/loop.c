@@ -296,7 +296,7 @@ static int converse(struct run *r)
 	xg_run_turn_init(&t, r);
 	xg_run_slice_begin(r);
 	if (xg_run_load_history(r) || xg_run_note_model_change(r) ||
-	    xg_run_add_request_message(r))
+	    xg_run_compact_fit_request(r) || xg_run_add_request_message(r))
 		goto out;
 	for (;;) {
 		if (r->signal || xg_run_compact_maybe(r) || call(r, &t))

@@ -207,8 +207,12 @@ void xg_run_slice_note_peek(struct run *r, const char *name, jv args, jv res)
 	xg_json_bool_peek(res, "ok", &ok);
 	if (jv_is_valid(xg_json_get_peek(res, "refused")))
 		return;
-	if (ok && is_work_tool(name))
+	/* Work done is what counts as progress for compaction too: a run that
+	 * only compacts between such calls is not getting anywhere. */
+	if (ok && is_work_tool(name)) {
 		s->fruitful = 1;
+		r->compact.idle = 0;
+	}
 	if (!strcmp(name, "todo_write") && ok && jv_get_kind(items) == JV_KIND_ARRAY) {
 		jv_free(s->todo);
 		s->todo = jv_copy(items);
