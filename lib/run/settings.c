@@ -127,13 +127,36 @@ static double num(jv rec, const char *policy, const char *key)
 	return jv_get_kind(v) == JV_KIND_NUMBER ? jv_number_value(v) : 0;
 }
 
-/* One row of the table: the policy, what it is, where it came from. */
-static void row(FILE *out, const char *name, struct xg_buf *b, jv rec, const char *policy)
-{
-	jv from = xg_json_get_peek(xg_json_get_peek(rec, policy), "from");
+/* The rows of the table: the policy, what it is, where it came from; the
+ * middle column as wide as its widest. */
+struct rows {
+	const char *name[4], *policy[4];
+	char *what[4];
+	int n;
+};
 
-	fprintf(out, "%-11s %-58s %s\n", name, b->buf, jv_string_value(from));
+static void row(struct rows *t, const char *name, struct xg_buf *b, const char *policy)
+{
+	t->name[t->n] = name;
+	t->policy[t->n] = policy;
+	t->what[t->n++] = xg_strdup(b->buf);
 	xg_buf_reset(b);
+}
+
+static void print_rows(FILE *out, struct rows *t, jv rec)
+{
+	int i, width = 0;
+
+	for (i = 0; i < t->n; i++)
+		if ((int)strlen(t->what[i]) > width)
+			width = (int)strlen(t->what[i]);
+	for (i = 0; i < t->n; i++) {
+		jv from = xg_json_get_peek(xg_json_get_peek(rec, t->policy[i]), "from");
+
+		fprintf(out, "%-11s %-*s  %s\n", t->name[i], width, t->what[i],
+			jv_get_kind(from) == JV_KIND_STRING ? jv_string_value(from) : "");
+		free(t->what[i]);
+	}
 }
 
 /* The table a terminal gets: one row a policy, durations as 15m. */
@@ -142,6 +165,7 @@ static void table(FILE *out, jv rec)
 	static const char *const windows[] = { "reply", "tool", "grace", "beat" };
 	static const char *const retry[] = { "base", "cap", "idle", "connect", "budget" };
 	struct xg_buf b = XG_BUF_INIT(0);
+	struct rows t = { 0 };
 	char key[16];
 	size_t i;
 
@@ -150,14 +174,14 @@ static void table(FILE *out, jv rec)
 		xg_buf_addf(&b, "%s%s ", i ? ", " : "", windows[i]);
 		add_duration(&b, num(rec, "stall", key));
 	}
-	row(out, "stall", &b, rec, "stall");
+	row(&t, "stall", &b, "stall");
 	xg_buf_addf(&b, "%g retries", num(rec, "retry", "attempts"));
 	for (i = 0; i < 5; i++) {
 		snprintf(key, sizeof(key), "%s_ms", retry[i]);
 		xg_buf_addf(&b, ", %s ", retry[i]);
 		add_duration(&b, num(rec, "retry", key));
 	}
-	row(out, "retry", &b, rec, "retry");
+	row(&t, "retry", &b, "retry");
 	if (jv_get_kind(xg_json_get_peek(xg_json_get_peek(xg_json_get_peek(rec, "work_slice"),
 							  "value"), "off")) == JV_KIND_TRUE) {
 		xg_buf_addstr(&b, "off");
@@ -166,11 +190,12 @@ static void table(FILE *out, jv rec)
 		add_duration(&b, num(rec, "work_slice", "max_ms"));
 		xg_buf_addf(&b, ", %g slices", num(rec, "work_slice", "max_slices"));
 	}
-	row(out, "work slice", &b, rec, "work_slice");
+	row(&t, "work slice", &b, "work_slice");
 	xg_buf_addf(&b, "reserve the output limit, at least %g, at most 1/%g window",
 		    num(rec, "compaction", "reserve_floor_tokens"),
 		    1 / num(rec, "compaction", "reserve_max_window_share"));
-	row(out, "compaction", &b, rec, "compaction");
+	row(&t, "compaction", &b, "compaction");
+	print_rows(out, &t, rec);
 	xg_buf_release(&b);
 }
 
