@@ -118,10 +118,11 @@ static int setting(struct run *r, struct setting *s, jv *conf)
 static int pick_writable(struct run *r, const struct setting *s)
 {
 	size_t n = 0;
-	jv recs = jv_array();
+	jv recs;
 
 	if (jv_get_kind(s->writable) != JV_KIND_ARRAY)
 		return 0;
+	recs = jv_array();
 	r->sandbox.writable = xg_calloc((size_t)jv_array_length(jv_copy(s->writable)) + 1,
 					sizeof(char *));
 	jv_array_foreach(s->writable, i, v) {
