@@ -207,6 +207,43 @@ int xg_conv_sync_wait(struct xg_conv_sync *sync)
 	return rc;
 }
 
+/*
+ * A new conversation's file comes into being with its header in it: the
+ * header is written to a file of its own and linked to the name, which
+ * fails harmlessly when another writer made it first.  Made empty and
+ * then written, a kill between the two would leave a file with no
+ * header.  0, or -1 after reporting.
+ */
+static int create_with_header(const char *id, const char *path)
+{
+	struct xg_buf b = XG_BUF_INIT(0);
+	char *tmp = xg_asprintf("%s.newXXXXXX", path);
+	int fd = mkostemp(tmp, O_CLOEXEC), rc = -1;
+
+	if (fd < 0) {
+		xg_error_errno("cannot create a file beside '%s'", path);
+		goto out;
+	}
+	xg_json_dump(&b, header(id));
+	xg_buf_addch(&b, '\n');
+	if (fchmod(fd, 0600) < 0 || xg_write_all(fd, b.buf, b.len) < 0 || fsync(fd) < 0) {
+		xg_error_errno("cannot write '%s'", tmp);
+		close(fd);
+		unlink(tmp);
+		goto out;
+	}
+	close(fd);
+	if (link(tmp, path) < 0 && errno != EEXIST)
+		xg_error_errno("cannot create '%s'", path);
+	else
+		rc = 0;
+	unlink(tmp);
+out:
+	xg_buf_release(&b);
+	free(tmp);
+	return rc;
+}
+
 static int append(const char *id, jv entry, xg_conv_check_fn still, void *ctx,
 		  struct xg_conv_sync *sync)
 {
@@ -225,6 +262,8 @@ static int append(const char *id, jv entry, xg_conv_check_fn still, void *ctx,
 	if (xg_mkdir_p(dir, 0700) < 0)
 		goto out;
 	path = xg_conv_path(id);
+	if (access(path, F_OK) < 0 && errno == ENOENT && create_with_header(id, path) < 0)
+		goto out;
 	fd = xg_lock_file_mode(path, O_RDWR | O_APPEND | O_CREAT, 0600, xg_lock_timeout_ms());
 	if (fd < 0)
 		goto out;
