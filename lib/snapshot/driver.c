@@ -32,11 +32,17 @@ struct xg_snapshot_driver {
 static int add_name(const git_config_entry *e, void *arg)
 {
 	struct xg_snapshot_state *s = arg;
-	const char *name = e->name + strlen("filter.");
-	const char *dot = strrchr(name, '.');
-	size_t i, len = dot ? (size_t)(dot - name) : 0;
+	const char *name, *dot;
+	size_t i, len;
 
-	if (!len)
+	/* Matched here rather than by libgit2's regular expression, whose
+	 * match data libgit2 1.5 does not free. */
+	if (strncmp(e->name, "filter.", 7))
+		return 0;
+	name = e->name + 7;
+	dot = strrchr(name, '.');
+	len = dot ? (size_t)(dot - name) : 0;
+	if (!len || (strcmp(dot, ".clean") && strcmp(dot, ".process") && strcmp(dot, ".required")))
 		return 0;
 	for (i = 0; i < s->ndrivers; i++)
 		if (strlen(s->drivers[i].name) == len && !memcmp(s->drivers[i].name, name, len))
@@ -57,7 +63,7 @@ static int load_drivers(struct xg_snapshot_state *s)
 	s->drivers_loaded = 1;
 	if (xg_snapshot_repo_open(s) < 0 || git_repository_config_snapshot(&cfg, s->repo) < 0)
 		return -1;
-	git_config_foreach_match(cfg, "^filter\\..+\\.(clean|process|required)$", add_name, s);
+	git_config_foreach(cfg, add_name, s);
 	for (i = 0; i < s->ndrivers; i++) {
 		struct xg_snapshot_driver *d = &s->drivers[i];
 		char *key = xg_asprintf("filter.%s.clean", d->name);
