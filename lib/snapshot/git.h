@@ -19,7 +19,7 @@
 	X(attr_get) X(attr_value) X(buf_dispose) X(checkout_options_init) X(checkout_tree) \
 	X(commit_free) X(commit_lookup) X(commit_parent_id) \
 	X(commit_parentcount) X(commit_tree) X(config_find_global) X(config_find_programdata) \
-	X(config_find_system) X(config_find_xdg) X(config_foreach_match) X(config_free) X(config_open_ondisk) \
+	X(config_find_system) X(config_find_xdg) X(config_foreach) X(config_free) X(config_open_ondisk) \
 	X(config_get_bool) X(config_get_path) X(config_get_string) \
 	X(config_set_string) X(error_last) X(filter_list_apply_to_buffer) \
 	X(filter_list_free) X(filter_list_load) X(index_clear) X(index_free) \
@@ -66,7 +66,7 @@ const char *xg_snapshot_git_message(void);
 #define git_config_find_programdata (xg_snapshot_git->config_find_programdata)
 #define git_config_find_system (xg_snapshot_git->config_find_system)
 #define git_config_find_xdg (xg_snapshot_git->config_find_xdg)
-#define git_config_foreach_match (xg_snapshot_git->config_foreach_match)
+#define git_config_foreach (xg_snapshot_git->config_foreach)
 #define git_config_free (xg_snapshot_git->config_free)
 #define git_config_open_ondisk (xg_snapshot_git->config_open_ondisk)
 #define git_config_get_bool (xg_snapshot_git->config_get_bool)
