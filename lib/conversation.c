@@ -73,12 +73,7 @@ int xg_conv_exists(const char *id)
 	return ok;
 }
 
-int xg_conv_hold(const char *id)
-{
-	return xg_conv_hold_waiting(id, NULL, NULL);
-}
-
-int xg_conv_hold_waiting(const char *id, xg_lock_waiting_fn waiting, void *ctx)
+int xg_conv_hold(const char *id, xg_lock_waiting_fn waiting, void *ctx)
 {
 	char *dir, *rel, *path;
 	int fd = -1;

@@ -47,13 +47,12 @@ int xg_conv_exists(const char *id);
  * Holds the conversation for a run: an exclusive flock on ID.run.lock
  * beside its file (created 0600; the appends' own lock is the file's, taken
  * briefly), so two runs never interleave their entries.  Waits at most
- * xg_lock_timeout_ms.  Returns the descriptor (close-on-exec; closing it
- * lets go), or -1 reported with errno set: EWOULDBLOCK when another
+ * xg_lock_timeout_ms, telling waiting (when not NULL) once when the wait
+ * passes a second (fs.h).  Returns the descriptor (close-on-exec; closing
+ * it lets go), or -1 reported with errno set: EWOULDBLOCK when another
  * process held it throughout, named in the message.
  */
-int xg_conv_hold(const char *id);
-/* The same, telling waiting once when the wait passes a second (fs.h). */
-int xg_conv_hold_waiting(const char *id, xg_lock_waiting_fn waiting, void *ctx);
+int xg_conv_hold(const char *id, xg_lock_waiting_fn waiting, void *ctx);
 
 /*
  * Appends entry (consumed) to the conversation, adding "at" when it has

@@ -104,6 +104,13 @@ int xg_json_length_peek(jv v)
 	}
 }
 
+size_t xg_utf8_start(const char *s, size_t n)
+{
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
+
 jv xg_json_string_bytes(const char *p, size_t n)
 {
 	if (n > INT_MAX)

@@ -38,6 +38,9 @@ const char *xg_json_kind_peek(jv v);
 /* The length of an array or object, or -1. */
 int xg_json_length_peek(jv v);
 
+/* Where a cut at n bytes of the UTF-8 text s may fall: back to the start
+ * of the character byte n is inside, so no character is split. */
+size_t xg_utf8_start(const char *s, size_t n);
 /* A string from bytes that need not be valid UTF-8: bad sequences become
  * U+FFFD, so every string xg writes is valid UTF-8. */
 jv xg_json_string_bytes(const char *p, size_t n);

@@ -67,18 +67,13 @@ static void hide_keys(void)
  */
 static void take_keys(void)
 {
-	const char *v = getenv("XG_KEYS_FD");
 	struct xg_buf b = XG_BUF_INIT(1 << 20);
-	char *end, *p;
-	long fd;
+	int fd = xg_env_fd("XG_KEYS_FD");
+	char *p;
 
-	if (!v)
+	if (fd < 0)
 		return;
-	fd = strtol(v, &end, 10);
-	unsetenv("XG_KEYS_FD");
-	if (*end || fd < 3 || fd > INT_MAX || fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0)
-		return;
-	if (xg_read_fd((int)fd, &b) == 0)
+	if (xg_read_fd(fd, &b) == 0)
 		for (p = b.buf; p < b.buf + b.len; p += strlen(p) + 1) {
 			char *eq = strchr(p, '=');
 
@@ -87,7 +82,7 @@ static void take_keys(void)
 				setenv(p, eq + 1, 1);
 			}
 		}
-	close((int)fd);
+	close(fd);
 	explicit_bzero(b.buf, b.len);
 	xg_buf_release(&b);
 }
@@ -96,9 +91,9 @@ void xg_prog_init(const char *name)
 {
 	const char *shown = getenv("XG_RENDERED");
 
+	xg_progname = name;
 	hide_keys();
 	take_keys();
-	xg_progname = name;
 	signal(SIGPIPE, SIG_DFL);
 	records_shown = shown && !strcmp(shown, "1");
 	unsetenv("XG_RENDERED");

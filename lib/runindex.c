@@ -111,8 +111,7 @@ static jv first_line(jv s)
 	n = strcspn(p, "\r\n");
 	if (n > FIRST_LINE_MAX) {
 		n = FIRST_LINE_MAX;
-		while (n > 0 && ((unsigned char)p[n] & 0xc0) == 0x80)
-			n--;
+		n = xg_utf8_start(p, n);
 	}
 	{
 		jv out = xg_json_string_bytes(p, n);

@@ -6,16 +6,10 @@
 # otherwise meet it first.  Big files are sparse, so they cost no disk.
 
 load lib/helper
+load lib/snapshot
 
 setup() {
-	# git and libgit2 read no person's or machine's configuration here.
-	export HOME="$BATS_TEST_TMPDIR/home-dir"
-	export XDG_CONFIG_HOME="$HOME/.config"
-	export GIT_CONFIG_NOSYSTEM=1
-	unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL
-	unset GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
-	mkdir -p "$HOME"
-	repo="$BATS_TEST_TMPDIR/repo"
+	snapshot_setup
 	git init -q -b main "$repo"
 	cd "$repo"
 	git config user.name 'Ada Tester'
@@ -23,14 +17,6 @@ setup() {
 	printf 'readme\n' > README
 	git add -A
 	git commit -qm 'first'
-}
-
-snap() {
-	run_split xg-snapshot "$@" < /dev/null
-}
-
-field() {
-	jq -r "$1" <<<"$output"
 }
 
 skipped() {

@@ -2,16 +2,10 @@
 # xg-snapshot: snapshots of the working tree, and replay clones.
 
 load lib/helper
+load lib/snapshot
 
 setup() {
-	# git and libgit2 read no person's or machine's configuration here.
-	export HOME="$BATS_TEST_TMPDIR/home-dir"
-	export XDG_CONFIG_HOME="$HOME/.config"
-	export GIT_CONFIG_NOSYSTEM=1
-	unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL
-	unset GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
-	mkdir -p "$HOME"
-	repo="$BATS_TEST_TMPDIR/repo"
+	snapshot_setup
 }
 
 # A repository with one commit of a few files.
@@ -37,14 +31,6 @@ git_tree() {
 	GIT_INDEX_FILE="$BATS_TEST_TMPDIR/git-index" git add -A 2>/dev/null
 	GIT_INDEX_FILE="$BATS_TEST_TMPDIR/git-index" git write-tree
 	rm -f "$BATS_TEST_TMPDIR/git-index"
-}
-
-snap() {
-	run_split xg-snapshot "$@" < /dev/null
-}
-
-field() {
-	jq -r "$1" <<<"$output"
 }
 
 @test "a snapshot's tree is the tree git add -A would commit" {

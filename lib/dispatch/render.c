@@ -72,8 +72,7 @@ static void add_short(struct xg_buf *out, const char *s, size_t max)
 
 	if (n > max) {
 		n = max;
-		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-			n--;
+		n = xg_utf8_start(s, n);
 		cut = 1;
 	}
 	add_clean(out, s, n);
@@ -96,8 +95,7 @@ static void add_rest(struct xg_buf *out, const char *s, size_t max)
 	n = strlen(s);
 	if (n > max) {
 		n = max;
-		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-			n--;
+		n = xg_utf8_start(s, n);
 	}
 	add_clean(out, s, n);
 	xg_buf_addstr(out, n < strlen(s) ? "...\n" : "\n");

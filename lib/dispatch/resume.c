@@ -181,8 +181,7 @@ static void add_first_line(struct xg_buf *b, const char *s)
 
 	if (n > SHOW_MAX) {
 		n = SHOW_MAX;
-		while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
-			n--;
+		n = xg_utf8_start(s, n);
 		cut = 1;
 	}
 	for (i = 0; i < n; i++)

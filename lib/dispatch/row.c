@@ -195,8 +195,7 @@ static void set_detail(struct xg_render_row *w, const char *name, const char *ar
 		n = strcspn(arg, "\r\n");
 		if (n > DETAIL_MAX) {
 			n = DETAIL_MAX;
-			while (n && ((unsigned char)arg[n] & 0xc0) == 0x80)
-				n--;
+			n = xg_utf8_start(arg, n);
 		}
 		for (i = 0; i < n; i++)
 			if ((unsigned char)arg[i] >= 0x20 && arg[i] != 0x7f)

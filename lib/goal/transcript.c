@@ -40,8 +40,7 @@ static void add_clipped(struct xg_buf *b, const char *s, size_t max)
 		xg_buf_add(b, s, n);
 		return;
 	}
-	while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
-		max--;
+	max = xg_utf8_start(s, max);
 	xg_buf_add(b, s, max);
 	xg_buf_addf(b, " [... %zu more bytes]", n - max);
 }

@@ -32,8 +32,7 @@ static void add_cut(struct xg_buf *b, const char *s, size_t max)
 
 	if (cut) {
 		n = max;
-		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-			n--;
+		n = xg_utf8_start(s, n);
 	}
 	for (size_t i = 0; i < n; i++)
 		xg_buf_addch(b, (unsigned char)s[i] < 0x20 ? ' ' : s[i]);

@@ -39,8 +39,7 @@ static size_t stable_len_peek(jv req, const char *system, size_t len)
 
 	if (n < 0 || (size_t)n >= len)
 		return len;
-	while (n > 0 && ((unsigned char)system[n] & 0xc0) == 0x80)
-		n--;
+	n = xg_utf8_start(system, n);
 	return (size_t)n;
 }
 

@@ -146,15 +146,6 @@ static long long keep_budget(const struct run *r)
 	return w > 0 && w / KEEP_SHARE < KEEP_MAX ? w / KEEP_SHARE : KEEP_MAX;
 }
 
-/* Where a cut at n bytes of s may fall: back to the start of the
- * character n is inside, so no character is split. */
-static size_t char_start(const char *s, size_t n)
-{
-	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-		n--;
-	return n;
-}
-
 int xg_run_compact_fit_request(struct run *r)
 {
 	static const char close_tag[] = "\n</stdin>";
@@ -174,7 +165,7 @@ int xg_run_compact_fit_request(struct run *r)
 		return 0;
 	/* Room for the mark and a closing tag; a window too small for them
 	 * still gets the mark. */
-	keep = max > 200 ? char_start(text, max - 200) : 0;
+	keep = max > 200 ? xg_utf8_start(text, max - 200) : 0;
 	xg_buf_add(&b, text, keep);
 	xg_buf_addf(&b, "\n[cut here: the request is %zu bytes, more than a quarter of the "
 		    "model's context window; only its first %zu are sent]", len, keep);
@@ -332,7 +323,7 @@ static long long escaped_bytes(const char *text)
 static char *head_and_tail(const char *t, size_t len, size_t raw)
 {
 	struct xg_buf b = XG_BUF_INIT(0);
-	size_t head = char_start(t, raw / 4), tail = char_start(t, len - (raw - raw / 4));
+	size_t head = xg_utf8_start(t, raw / 4), tail = xg_utf8_start(t, len - (raw - raw / 4));
 
 	if (tail < head)
 		tail = head;

@@ -79,7 +79,7 @@ static int pick_conversation(struct run *r)
 		return xg_run_fail(r, XG_EX_DATAERR, "'%s' " XG_CONV_ID_BAD, c);
 	r->conv = c ? xg_strdup(c) : xg_conv_new_id();
 	/* Held before it is read, so what is read is what the run goes on. */
-	if ((r->conv_hold = xg_conv_hold_waiting(r->conv, hold_waiting, r)) < 0)
+	if ((r->conv_hold = xg_conv_hold(r->conv, hold_waiting, r)) < 0)
 		return errno == EWOULDBLOCK
 			? xg_run_fail(r, XG_EX_TEMPFAIL, "the conversation '%s' is in use by "
 				      "another run; try again when it ends", r->conv)

@@ -490,8 +490,7 @@ static jv child_report(const struct run_child *c, struct xg_buf *b)
 	if (cut > XG_RUN_CHILD_REPLY_MAX) {
 		cut = XG_RUN_CHILD_REPLY_MAX;
 		/* Not inside a UTF-8 sequence. */
-		while (cut && ((unsigned char)c->reply[cut] & 0xc0) == 0x80)
-			cut--;
+		cut = xg_utf8_start(c->reply, cut);
 	}
 	v = xg_json_set(v, "reply", c->reply ? xg_json_string_bytes(c->reply, cut) : jv_null());
 	v = xg_json_set(v, "reply_bytes", jv_number((double)len));
