@@ -71,3 +71,18 @@ usage_of() {
 		[ "$status" -ne 124 ] || fail "$n waited on a terminal"
 	done
 }
+
+@test "every status and stop the code can write is in xg-records(5)" {
+	# The literals the code gives a run's, a child's or a goal's status and
+	# stop: assignments, record fields, a stopped child, a goal's status.
+	words=$(grep -rhoE '(->|\.)(status|stop) = "[a-z_]+"|"(status|stop)", jv_string\([^;]*|stop_child\([^,]+, [^,]+, "[a-z_]+"|snprintf\(g->status, sizeof\(g->status\), "[a-z_]+"' \
+		"$XG_SRCDIR"/lib --include='*.c' | grep -oE '"[a-z_]+"' | tr -d '"' |
+		grep -vxE 'status|stop' | sort -u)
+	[ "$(printf '%s\n' "$words" | wc -l)" -ge 12 ] || fail "too few found: $words"
+	page="$XG_SRCDIR/man/xg-records.5"
+	missing=""
+	for w in $words; do
+		grep -qE "^\.(Qq|Dq|Cm) $w( |$)" "$page" || missing="$missing $w"
+	done
+	[ -z "$missing" ] || fail "not in xg-records(5):$missing"
+}
