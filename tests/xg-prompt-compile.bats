@@ -24,7 +24,7 @@ default_version() {
 	xg-prompt-compile </dev/null | jq -r .version
 }
 
-STABLE='["identity","role","personality","autonomy","permission","steering","writing","todo","work-slice","reporting"]'
+STABLE='["identity","role","personality","autonomy","permission","steering","writing","todo","work-slice","skills","reporting"]'
 
 @test "The default pack holds the stable sections in order, and reporting last" {
 	run xg-prompt-compile </dev/null
