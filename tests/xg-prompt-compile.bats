@@ -311,7 +311,7 @@ PY
 	run xg-prompt-compile show default
 	assert_success
 	n=$(jq '.sections | length' <<<"$output")
-	[ "$n" -eq 21 ]
+	[ "$n" -eq 22 ]
 	run jq -r '.sections[] | select((.text | rtrimstr("\n") | length) > .budget or (.text | test("\\S") | not)) | .name' <<<"$output"
 	assert_output ""
 	# Nothing is cut even for a long model name, in either mode.

@@ -299,6 +299,15 @@ int xg_prompt_verb_skills(struct xg_rec_writer *w)
 	return write_all(w, out);
 }
 
+/* Where a skill record's SKILL.md is, as a person names it: the person's
+ * own under ~, the project's as the model is given it. */
+static char *shown_from(jv rec)
+{
+	return strcmp(xg_json_string_peek(rec, "from"), "person") ?
+	       xg_strdup(xg_json_string_peek(rec, "path")) :
+	       xg_prompt_path_shown(xg_json_string_peek(rec, "file"));
+}
+
 /* The skills as a person reads them: name, where from, what for, one a
  * line in columns; the notices on stderr. */
 static int print_skills(jv recs, FILE *fp)
@@ -311,7 +320,7 @@ static int print_skills(jv recs, FILE *fp)
 
 		(void)i;
 		if (!strcmp(xg_json_string_peek(r, "type"), "skill")) {
-			from = xg_prompt_path_shown(xg_json_string_peek(r, "file"));
+			from = shown_from(r);
 			wname = strlen(name) > (size_t)wname ? (int)strlen(name) : wname;
 			wfrom = strlen(from) > (size_t)wfrom ? (int)strlen(from) : wfrom;
 			free(from);
@@ -323,7 +332,7 @@ static int print_skills(jv recs, FILE *fp)
 		if (strcmp(xg_json_string_peek(r, "type"), "skill")) {
 			xg_warn("%s", xg_json_string_peek(r, "text"));
 		} else {
-			from = xg_prompt_path_shown(xg_json_string_peek(r, "file"));
+			from = shown_from(r);
 			fprintf(fp, "%-*s  %-*s  %s\n", wname, xg_json_string_peek(r, "name"), wfrom,
 				from, xg_json_string_peek(r, "description"));
 			free(from);
