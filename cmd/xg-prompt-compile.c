@@ -45,7 +45,7 @@ struct args {
 /* Compiling: the filter over standard input, when it can be read. */
 static int compile(struct args *a)
 {
-	struct xg_prompt_request flags = { a->variant, a->model, a->mode, NULL, NULL };
+	struct xg_prompt_request flags = { a->variant, a->model, a->mode, NULL, NULL, NULL };
 	struct xg_rec_reader r;
 	int readable = xg_stdin_readable(), rc;
 
