@@ -14,6 +14,7 @@ static const char *const usage[] = {
 	"xg-prompt-compile head name [version]",
 	"xg-prompt-compile show name@version",
 	"xg-prompt-compile select conversation name@version",
+	"xg-prompt-compile skills",
 	NULL
 };
 
@@ -30,7 +31,7 @@ static const struct xg_option options[] = {
 };
 
 static const struct xg_command cmd = {
-	"xg-prompt-compile", "Compile a prompt pack; manage prompt variants and versions.",
+	"xg-prompt-compile", "Compile a prompt pack; manage prompt variants and versions; list skills.",
 	usage, options
 };
 
@@ -44,7 +45,7 @@ struct args {
 /* Compiling: the filter over standard input, when it can be read. */
 static int compile(struct args *a)
 {
-	struct xg_prompt_request flags = { a->variant, a->model, a->mode, NULL, NULL };
+	struct xg_prompt_request flags = { a->variant, a->model, a->mode, NULL, NULL, NULL };
 	struct xg_rec_reader r;
 	int readable = xg_stdin_readable(), rc;
 
@@ -92,6 +93,12 @@ static int select_version(struct xg_opts *o, void *a)
 	return xg_prompt_verb_select(o->args[1], o->args[2], &((struct args *)a)->w);
 }
 
+static int skills(struct xg_opts *o, void *a)
+{
+	(void)o;
+	return xg_prompt_verb_skills(&((struct args *)a)->w);
+}
+
 static const struct xg_verb verbs[] = {
 	{ "variants", 0, 0, variants },
 	{ "versions", 1, 1, versions },
@@ -99,6 +106,7 @@ static const struct xg_verb verbs[] = {
 	{ "head", 1, 2, head },
 	{ "show", 1, 1, show },
 	{ "select", 2, 2, select_version },
+	{ "skills", 0, 0, skills },
 	{ 0 }
 };
 

@@ -7,6 +7,7 @@
  */
 #include "xg.h"
 #include "dispatch/dispatch.h"
+#include "prompt/prompt.h"
 #include "exec.h"
 
 #define RUN_OPTIONS "[--json] [--quiet] [--dry-run] [--model id] [--effort effort] [--account name]" \
@@ -20,6 +21,7 @@ static const char *const usage[] = {
 	"xg resume",
 	"xg compact [conversation]",
 	"xg goal [--json] verb [argument ...]",
+	"xg skills [--json]",
 	"xg commands",
 	"xg help [command]",
 	"xg version",
@@ -49,6 +51,15 @@ static const struct xg_command cmd = {
 	usage, options
 };
 
+/* xg skills: the skills of this directory (lib/prompt). */
+static int skills(const struct xg_dispatch_cli *cli, const struct xg_dispatch_verb *v,
+		  int argc, char **argv)
+{
+	(void)cli;
+	(void)v;
+	return xg_prompt_skills_main(argc, argv);
+}
+
 /* xg's own verbs; any other command is a program, xg-COMMAND. */
 static const struct xg_dispatch_verb verbs[] = {
 	{ "commands", "List the commands: xg's own and the xg programs found.",
@@ -63,6 +74,8 @@ static const struct xg_dispatch_verb verbs[] = {
 	{ "resume", "Go on with a conversation of this directory, or list them.",
 	  xg_dispatch_run_verb },
 	{ "run", "Run an agent on a request.", xg_dispatch_run_verb },
+	{ "skills", "List the skills of this directory: name, where from, description.",
+	  skills },
 	{ "version", "Print the version.", xg_dispatch_version },
 	{ 0 }
 };

@@ -3,7 +3,8 @@
 # "xg commands", a program's verbs and options from the usage lines of its
 # --help, model ids and efforts from "xg-choices models", accounts from
 # "xg-choices accounts", variants from "xg-prompt-compile variants",
-# conversations and runs from xg-log.  A program that is not installed is
+# conversations and runs from xg-log, skills after a "$" in a request's
+# text from "xg-prompt-compile skills".  A program that is not installed is
 # not offered.  Source it, or install it as
 # $(PREFIX)/share/bash-completion/completions/xg, with a link to it named
 # after each program (bash-completion loads a command's file by its name,
@@ -13,6 +14,15 @@
 # directory's (xg resume).
 _xg_conversations() {
 	{ xg-log conversations -n 0 2>/dev/null || xg resume 2>/dev/null; } | cut -d' ' -f1 | cut -f1
+}
+
+# The skills of this directory, for a word ending in "$NAME": the word
+# with each skill's name in place of NAME.
+_xg_skills() {
+	local cur=$1 pre=${1%\$*} IFS=$'\n'
+	COMPREPLY=($(xg-prompt-compile skills 2>/dev/null |
+		sed -n 's/^{"type":"skill","name":"\([^"]*\)".*/\1/p' |
+		awk -v p="$pre\$" -v w="$cur" 'index(p $0, w) == 1 { print p $0 }'))
 }
 
 # The --help of program $1 (xg: of its verb $2).
@@ -112,7 +122,7 @@ _xg_complete() {
 			return
 		fi
 		case ${COMP_WORDS[1]} in
-		run | plan | resume | compact | commands | help | version) verb=${COMP_WORDS[1]}; first=2 ;;
+		run | plan | resume | compact | commands | help | version | skills) verb=${COMP_WORDS[1]}; first=2 ;;
 		*) prog=xg-${COMP_WORDS[1]}; first=2 ;;
 		esac
 	fi
@@ -146,8 +156,14 @@ _xg_complete() {
 		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
 		return
 	fi
-	# Operands: a conversation for "xg resume", nothing for a request's
-	# text, files for the rest.
+	# Operands: a skill after a "$" in a request's text, a conversation
+	# for "xg resume", nothing else for a request's text, files for the
+	# rest.
+	case $prog:$verb:$cur in
+	xg:run:*\$* | xg:plan:*\$* | xg:resume:*\$*)
+		_xg_skills "$cur"
+		return ;;
+	esac
 	case $prog:$verb in
 	xg:resume | xg:compact)
 		for ((i = first; i < COMP_CWORD; i++)); do
@@ -155,7 +171,7 @@ _xg_complete() {
 			[[ $w != -* ]] && ! grep -qx -- "${COMP_WORDS[i-1]}" <<<"$args" && return
 		done
 		COMPREPLY=($(compgen -W "$(xg resume 2>/dev/null | cut -f1)" -- "$cur")) ;;
-	xg:run | xg:plan) ;;
+	xg:run | xg:plan | xg:skills) ;;
 	xg-log:show | xg-log:diff)
 		# The run, once: the last runs' short ids, as xg-log's rows show them.
 		for ((i = first + 1; i < COMP_CWORD; i++)); do

@@ -2,8 +2,9 @@
 # installed programs when completing, as the bash one does: the commands
 # from "xg commands", a program's verbs and options from the usage lines
 # of its --help, model ids and efforts from "xg-choices models", accounts,
-# variants, conversations and runs from the programs that keep them.  A
-# program that is not installed is not offered.  Installed where fish
+# variants, conversations and runs from the programs that keep them,
+# skills after a "$" in a request's text from "xg-prompt-compile skills".
+# A program that is not installed is not offered.  Installed where fish
 # looks for a command's completions by its name (vendor_completions.d),
 # with a link named after each program.
 
@@ -47,7 +48,7 @@ function __xg_complete
                 return
             case commands version
                 return
-            case run plan resume compact
+            case run plan resume compact skills
                 set verb $words[2]
             case '*'
                 set prog xg-$words[2]
@@ -103,10 +104,18 @@ function __xg_complete
         printf '%s\n' $opts
         return
     end
+    if test $prog = xg; and contains -- "$verb" run plan resume; and string match -q -- '*$*' $cur
+        # A skill after the "$": the word with its name.
+        set -l pre (string replace -r '\$[^$]*$' '' -- $cur)
+        for name in (xg-prompt-compile skills 2>/dev/null | string replace -rf '^\{"type":"skill","name":"([^"]*)".*' '$1')
+            string match -q -- "$cur*" "$pre\$$name"; and printf '%s\n' "$pre\$$name"
+        end
+        return
+    end
     switch "$prog:$verb"
         case xg:resume xg:compact
             test $n -eq 2; and xg resume 2>/dev/null | string split -f1 \t
-        case xg:run xg:plan
+        case xg:run xg:plan xg:skills
         case xg-log:show xg-log:diff
             test $n -eq $first; and xg-log -n 50 2>/dev/null | string split -f1 ' '
         case 'xg-log:*' 'xg-goal:*'

@@ -4,7 +4,8 @@
 # program's file by its name), zsh with compadd caught, fish with
 # complete -C.  They offer verbs where verbs belong, the catalog's models,
 # the conversations and runs there are, the values of --mode, --effort,
-# --variant, --account, --by and --status, and no program not installed.
+# --variant, --account, --by and --status, the skills after a "$" in a
+# request's text, and no program not installed.
 
 load lib/helper
 
@@ -75,6 +76,16 @@ fish_complete() {
 
 lines() { printf '%s\n' "$@" | sort; }
 
+# Skills of the workspace: release and relax here, tests the person's own.
+skills_setup() {
+	local d n
+	for d in .agents/skills/release .agents/skills/relax "$XG_HOME/config/skills/tests"; do
+		n=${d##*/}
+		mkdir -p "$d"
+		printf -- '---\nname: %s\ndescription: d\n---\n' "$n" >"$d/SKILL.md"
+	done
+}
+
 @test "bash: xg offers its verbs and the xg programs installed" {
 	run bash_complete xg ""
 	assert_line run
@@ -108,6 +119,18 @@ lines() { printf '%s\n' "$@" | sort; }
 	run bash_complete xg run --model fake/
 	assert_output fake/m
 	assert_equal "$(bash_complete xg-log --status int)" interrupted
+}
+
+@test "bash: after a \$ in a request's text, the skills of this directory" {
+	skills_setup
+	assert_equal "$(bash_complete xg run 'do $rel')" "$(lines 'do $relax' 'do $release')"
+	assert_equal "$(bash_complete xg plan '$')" "$(lines '$relax' '$release' '$tests')"
+	assert_equal "$(bash_complete xg resume 20261130-105624-9c1e07aa 'then $te')" 'then $tests'
+	assert_equal "$(bash_complete xg run 'no $such')" ""
+	# Without a $ a request's text is not completed; xg skills has --json.
+	assert_equal "$(bash_complete xg run 'rel')" ""
+	run bash_complete xg skills --
+	assert_line --json
 }
 
 @test "bash: conversations and runs where they belong, never files" {
@@ -171,6 +194,8 @@ lines() { printf '%s\n' "$@" | sort; }
 	assert_equal "$(zsh_complete xg-log usage --by "")" "$(lines account day model workspace)"
 	goal_installed
 	assert_equal "$(zsh_complete xg goal "")" "$(lines clear edit get pause resume set)"
+	skills_setup
+	assert_equal "$(zsh_complete xg run 'do $rel')" "$(lines 'do $relax' 'do $release')"
 }
 
 @test "fish: the same verbs, values, conversations and runs" {
@@ -189,4 +214,6 @@ lines() { printf '%s\n' "$@" | sort; }
 	assert_equal "$(fish_complete "xg goal ")" ""
 	goal_installed
 	assert_equal "$(fish_complete "xg goal ")" "$(lines clear edit get pause resume set)"
+	skills_setup
+	assert_equal "$(fish_complete "xg run '\$rel")" "$(lines "'\$relax" "'\$release")"
 }

@@ -24,7 +24,7 @@ default_version() {
 	xg-prompt-compile </dev/null | jq -r .version
 }
 
-STABLE='["identity","role","personality","autonomy","permission","steering","writing","todo","work-slice","reporting"]'
+STABLE='["identity","role","personality","autonomy","permission","steering","writing","todo","work-slice","skills","reporting"]'
 
 @test "The default pack holds the stable sections in order, and reporting last" {
 	run xg-prompt-compile </dev/null
@@ -311,7 +311,7 @@ PY
 	run xg-prompt-compile show default
 	assert_success
 	n=$(jq '.sections | length' <<<"$output")
-	[ "$n" -eq 21 ]
+	[ "$n" -eq 22 ]
 	run jq -r '.sections[] | select((.text | rtrimstr("\n") | length) > .budget or (.text | test("\\S") | not)) | .name' <<<"$output"
 	assert_output ""
 	# Nothing is cut even for a long model name, in either mode.

@@ -6,8 +6,9 @@
  * rendered and fitted into its budget, and the templates as written.
  * Which version to compile is pack.c's business, not this file's.
  *
- * The project instructions (project.c), when there are any, go between
- * the stable prefix and the mode's sections.
+ * The project instructions (project.c) and the skills list (skills.c),
+ * when there are any, go between the stable prefix and the mode's
+ * sections, in that order.
  *
  * A section over its budget is cut at the last paragraph boundary that
  * fits, with a notice; "reporting" is never cut (design.md B8), so its
@@ -175,6 +176,12 @@ int xg_prompt_compile(const struct xg_prompt_manifest *m, const struct xg_prompt
 				xg_buf_addstr(&sys, "\n\n");
 			xg_buf_add(&sys, t->project->text, t->project->len);
 			sections = jv_array_append(sections, jv_copy(t->project->entry));
+		}
+		if (t->skills && t->skills->text) {
+			if (sys.len)
+				xg_buf_addstr(&sys, "\n\n");
+			xg_buf_add(&sys, t->skills->text, t->skills->len);
+			sections = jv_array_append(sections, jv_copy(t->skills->entry));
 		}
 	}
 	jv_free(vars);

@@ -17,6 +17,7 @@ struct filter {
 	struct xg_rec_writer *w;
 	int text_only;
 	char *mode, *req_model, *model, *variant, *conv, *cwd;
+	char *text;		/* a person's request, for its $NAME skills */
 	int have_request, served, packs;
 	int rc;			/* the first pack that did not compile */
 };
@@ -41,11 +42,15 @@ static char *dup_or_null(const char *s)
 
 /* A request's mode, variant and conversation are checked here, where the
  * line is known; its cwd (the workspace whose project instructions the
- * pack carries) is checked to be a string. */
+ * pack carries) is checked to be a string.  Its text is looked at for
+ * skills named as $NAME when a person wrote it: not a hidden message or
+ * one of a kind (a goal's round). */
 static void take_request(struct filter *f, const struct xg_rec *rec)
 {
 	const char *mode = field(rec, "mode"), *variant = field(rec, "variant");
 	const char *conv = field(rec, "conversation"), *cwd = field(rec, "cwd");
+	const char *text = field(rec, "text");
+	bool hidden = false;
 	const char *at = variant ? strchr(variant, '@') : NULL;
 	char *name = variant ? xg_strndup(variant, at ? (size_t)(at - variant) : strlen(variant)) :
 		     NULL;
@@ -66,6 +71,9 @@ static void take_request(struct filter *f, const struct xg_rec *rec)
 	free(f->variant);
 	free(f->conv);
 	free(f->cwd);
+	free(f->text);
+	xg_json_bool_peek(rec->v, "hidden", &hidden);
+	f->text = hidden || field(rec, "kind") ? NULL : dup_or_null(text);
 	f->mode = dup_or_null(mode);
 	f->variant = dup_or_null(variant);
 	f->conv = dup_or_null(conv);
@@ -90,6 +98,7 @@ static int compile_now(struct filter *f, jv *pack, jv *notices)
 		rq.variant = f->variant;
 	rq.conversation = f->conv;
 	rq.cwd = f->cwd;
+	rq.text = f->text;
 	*notices = jv_array();
 	f->served = 1;
 	f->packs++;
@@ -196,5 +205,6 @@ int xg_prompt_filter(const struct xg_prompt_request *flags, int text_only,
 	free(f.variant);
 	free(f.conv);
 	free(f.cwd);
+	free(f.text);
 	return rc;
 }

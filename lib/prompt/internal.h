@@ -14,6 +14,7 @@
  *   filter.c    xg-prompt-compile as a filter: a pack after each request
  *   pack.c      a pack for a request: which version, compiled how
  *   variant.c   the variant store: names, HEADs, versions saved
+ *   skills.c    the skills: SKILL.md files found, listed, named as $name
  *   project.c   the project instructions (AGENTS.md) a pack carries
  *   manifest.c  a variant's manifest and section files, its version id
  *   compile.c   a loaded variant compiled into a pack for a model and mode
@@ -23,6 +24,15 @@
 
 /* The characters (code points) in p[0..n), which is valid UTF-8. */
 size_t xg_prompt_chars(const char *p, size_t n);
+
+/*
+ * The directories whose files hold for workspace (a real path), top down:
+ * from the top of the git work tree holding it down to it, or it alone
+ * outside one.  *nr gets their number; the caller frees each and the array.
+ */
+char **xg_prompt_project_dirs(const char *workspace, size_t *nr);
+/* path as the person would name it: under their home, with ~ (new). */
+char *xg_prompt_path_shown(const char *path);
 
 /* Whether name is the shipped, read-only variant. */
 int xg_variant_is_default(const char *name);

@@ -2,7 +2,8 @@
  * A pack for a request, the top of the prompt folder: which version to
  * compile (the request's NAME@VERSION, else the conversation's selection,
  * else the variant's head), loaded from the store (variant.c), compiled
- * (compile.c) with the workspace's project instructions (project.c), with
+ * (compile.c) with the workspace's project instructions (project.c) and
+ * skills (skills.c), the SKILL.md of each skill the request names, with
  * the notices a person should see about that version; then recorded in
  * the conversation: pinned when it has no version yet, and moved when the
  * request named another one, which is the person's pick (ADR-0065: only
@@ -138,8 +139,10 @@ int xg_prompt_pack(const struct xg_prompt_request *rq, jv *pack, jv *notices)
 	struct xg_prompt_manifest m;
 	struct xg_prompt_target t;
 	struct xg_prompt_project pj;
+	struct xg_prompt_skills sk;
 	struct pick pk;
-	char *loaded = NULL;
+	char *loaded = NULL, *attach = NULL;
+	jv named = jv_invalid();
 	const char *mode = rq->mode ? rq->mode : "normal";
 	int rc;
 
@@ -147,6 +150,8 @@ int xg_prompt_pack(const struct xg_prompt_request *rq, jv *pack, jv *notices)
 	memset(&m, 0, sizeof(m));
 	memset(&pj, 0, sizeof(pj));
 	pj.entry = jv_invalid();
+	memset(&sk, 0, sizeof(sk));
+	sk.entry = jv_invalid();
 	if (!xg_conv_mode_valid(mode)) {
 		xg_error("'%s' " XG_CONV_MODE_BAD, mode);
 		return XG_EX_DATAERR;
@@ -173,9 +178,17 @@ int xg_prompt_pack(const struct xg_prompt_request *rq, jv *pack, jv *notices)
 	t.mode = mode;
 	/* Read once, here: every request of the run carries this text. */
 	xg_prompt_project_read(rq->cwd, &pj, notices);
+	xg_prompt_skills_read(rq->cwd, &sk, notices);
 	t.project = &pj;
+	t.skills = &sk;
 	if ((rc = xg_prompt_compile(&m, &t, pack, notices)))
 		goto out;
+	/* What goes with the request: xg-run appends it to the text. */
+	if ((attach = xg_prompt_skills_named(&sk, rq->text, &named, notices))) {
+		*pack = xg_json_set(*pack, "named_skills", named);
+		*pack = xg_json_set(*pack, "attach", jv_string(attach));
+		named = jv_invalid();
+	}
 	/* Record only a version that compiled, so a broken one is not. */
 	rc = record_version(rq, &pk, notices);
 out:
@@ -185,6 +198,9 @@ out:
 	}
 	xg_prompt_manifest_release(&m);
 	xg_prompt_project_release(&pj);
+	xg_prompt_skills_release(&sk);
+	jv_free(named);
+	free(attach);
 	pick_release(&pk);
 	return rc;
 }

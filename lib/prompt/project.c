@@ -3,7 +3,8 @@
  * stable prefix, so the cached prefix stays the same in every project.
  *
  *   find_sources  which files, in order: the person's own, then the
- *                 repository's from its root down to the workspace
+ *                 repository's from its root down to the workspace (the
+ *                 walk, xg_prompt_project_dirs, serves skills.c too)
  *   read_source   one file read, bounded, its bytes made valid UTF-8
  *   assemble      the section's text fitted into its budget, the notice
  *                 and the sections[] entry
@@ -182,8 +183,7 @@ static void add_source(struct sources *ss, char *path, char *shown, jv *notices)
 	free(shown);
 }
 
-/* The person's file as they would name it: under their home, with ~. */
-static char *shown_home(const char *path)
+char *xg_prompt_path_shown(const char *path)
 {
 	const char *home = getenv("HOME");
 	size_t n = home ? strlen(home) : 0;
@@ -230,32 +230,46 @@ static size_t components(const char *path)
 	return n;
 }
 
-/* The files, in the order they go in. */
-static void find_sources(const char *workspace, struct sources *ss, jv *notices)
+char **xg_prompt_project_dirs(const char *workspace, size_t *nr)
 {
-	char *own = xg_path_config(FILE_NAME), *root, *d;
-	size_t depth, up;
-
-	add_source(ss, own, shown_home(own), notices);
-	root = repo_root(workspace);
+	char *root = repo_root(workspace), **dirs;
 	/* How many levels the root is above the workspace. */
-	depth = root ? components(workspace) - components(root) : 0;
+	size_t depth = root ? components(workspace) - components(root) : 0, up, i = 0;
+
+	dirs = xg_calloc(depth + 2, sizeof(*dirs));
 	for (up = depth + 1; up-- > 0;) {
-		struct xg_buf shown = XG_BUF_INIT(0);
 		size_t k = strlen(workspace), n = up;
 
 		while (n > 0 && k > 0) {
 			if (workspace[--k] == '/')
 				n--;
 		}
-		d = xg_strndup(workspace, k ? k : 1);
-		for (n = 0; n < up; n++)
-			xg_buf_addstr(&shown, "../");
-		xg_buf_addstr(&shown, FILE_NAME);
-		add_source(ss, xg_path_join(d, FILE_NAME), xg_buf_detach(&shown, NULL), notices);
-		free(d);
+		dirs[i++] = xg_strndup(workspace, k ? k : 1);
 	}
 	free(root);
+	*nr = i;
+	return dirs;
+}
+
+/* The files, in the order they go in. */
+static void find_sources(const char *workspace, struct sources *ss, jv *notices)
+{
+	char *own = xg_path_config(FILE_NAME);
+	size_t nr, i, n;
+	char **dirs = xg_prompt_project_dirs(workspace, &nr);
+
+	add_source(ss, own, xg_prompt_path_shown(own), notices);
+	for (i = 0; i < nr; i++) {
+		struct xg_buf shown = XG_BUF_INIT(0);
+
+		/* The directory nr - 1 - i levels above the workspace. */
+		for (n = i + 1; n < nr; n++)
+			xg_buf_addstr(&shown, "../");
+		xg_buf_addstr(&shown, FILE_NAME);
+		add_source(ss, xg_path_join(dirs[i], FILE_NAME), xg_buf_detach(&shown, NULL), notices);
+		free(dirs[i]);
+	}
+	free(dirs);
 }
 
 /* Bytes of text that fit in avail characters: up to the last blank line

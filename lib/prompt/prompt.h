@@ -10,6 +10,7 @@
  *   pack.c      a pack for a request: pick the version, load, compile, pin
  *   verbs.c     the records xg-prompt-compile's verbs write
  *   variant.c   the variant store: names, HEAD, versions, save, selection
+ *   skills.c    the skills: SKILL.md files found, listed, named as $name
  *   compile.c   a loaded variant compiled into a pack record
  *   project.c   the project instructions: AGENTS.md files found and fitted
  *   manifest.c  a variant's files read and checked; the version id
@@ -116,6 +117,57 @@ struct xg_prompt_project {
 void xg_prompt_project_read(const char *cwd, struct xg_prompt_project *pj, jv *notices);
 void xg_prompt_project_release(struct xg_prompt_project *pj);
 
+/*
+ * Skills (man 1 xg-prompt-compile): a folder holding a SKILL.md, whose
+ * front matter gives its name and description.  They are the person's own
+ * (xg_path_config("skills")/NAME/SKILL.md) and the project's
+ * (.agents/skills/NAME/SKILL.md in each directory from the top of the git
+ * work tree down to the workspace, as for AGENTS.md).  Of two with one name
+ * the person's wins, then the one deeper in the tree, with a notice.  A
+ * file whose front matter is missing or malformed is left out with a
+ * notice naming its line.  The pack lists them, sorted by name, in one
+ * section "skills" of at most XG_PROMPT_SKILLS_BUDGET characters after the
+ * project instructions, leaving out whole entries with a notice.
+ */
+#define XG_PROMPT_SKILLS_BUDGET 8000
+#define XG_PROMPT_SKILL_MAX ((size_t)256 << 10)	/* bytes of one SKILL.md */
+#define XG_PROMPT_SKILL_DESCRIPTION_MAX 1024	/* characters */
+
+struct xg_prompt_skill {
+	char *name, *description;	/* the description on one line */
+	char *file;		/* the SKILL.md, an absolute path */
+	char *shown;		/* as the model is given it: relative to the
+				 * workspace inside it, else absolute */
+	int person;		/* the person's own, not the project's */
+	char *text;		/* the whole file, valid UTF-8 */
+	size_t len;
+};
+
+struct xg_prompt_skills {
+	struct xg_prompt_skill *v;	/* sorted by name */
+	size_t nr, alloc;
+	char *text;		/* the section, NULL when there is no skill */
+	size_t len;
+	jv entry;		/* its sections[] entry, with its skills[] */
+};
+
+/* Finds the skills for the workspace cwd (NULL: the current directory) and
+ * lays out their section.  It does not fail: what is left out is a notice
+ * on *notices. */
+void xg_prompt_skills_read(const char *cwd, struct xg_prompt_skills *sk, jv *notices);
+void xg_prompt_skills_release(struct xg_prompt_skills *sk);
+/*
+ * The skills a request's text names as $NAME, in the order first named:
+ * each one's SKILL.md in a block, as the text to append to the request
+ * (a new string, NULL for none); *named gets their names (an array).  A
+ * $NAME that fits a skill's name (a lower-case letter, then lower-case
+ * letters, digits and hyphens) but names none is a notice and stays as
+ * typed; $HOME, $1, ${x} and $x_y are shell text unless a skill has the
+ * name.
+ */
+char *xg_prompt_skills_named(const struct xg_prompt_skills *sk, const char *text, jv *named,
+			     jv *notices);
+
 /* What a pack is compiled for. */
 struct xg_prompt_target {
 	const char *variant;
@@ -123,6 +175,7 @@ struct xg_prompt_target {
 	const char *model;	/* NULL when unknown */
 	const char *mode;	/* a mode name: "normal", "plan", ... */
 	const struct xg_prompt_project *project;	/* NULL: none */
+	const struct xg_prompt_skills *skills;		/* NULL: none */
 };
 
 /*
@@ -238,6 +291,8 @@ struct xg_prompt_request {
 	const char *mode;	/* NULL means "normal" */
 	const char *conversation;	/* NULL for none */
 	const char *cwd;	/* the workspace; NULL: the current directory */
+	const char *text;	/* a person's request whose $NAME skills go with
+				 * it (pack fields attach, named_skills); NULL */
 };
 int xg_prompt_pack(const struct xg_prompt_request *rq, jv *pack, jv *notices);
 
@@ -258,6 +313,12 @@ int xg_prompt_verb_save(const char *name, const char *dir, const char *tuned_for
 int xg_prompt_verb_head(const char *name, const char *version, struct xg_rec_writer *w);
 int xg_prompt_verb_show(const char *ref, struct xg_rec_writer *w);
 int xg_prompt_verb_select(const char *conversation, const char *ref, struct xg_rec_writer *w);
+/* skills: the notices and a "skill" record for each skill of the current
+ * directory, by name. */
+int xg_prompt_verb_skills(struct xg_rec_writer *w);
+/* "xg skills [--json]" (xg(1)): argv[0] is the verb; the skills as a table
+ * for a person, the records with --json.  Returns the exit status. */
+int xg_prompt_skills_main(int argc, char **argv);
 
 /*
  * xg-prompt-compile's filter: passes every record from r (NULL: none) to w

@@ -511,7 +511,7 @@ static int check_compiles(const struct xg_prompt_manifest *m)
 	size_t i;
 
 	for (i = 0; i < 2; i++) {
-		struct xg_prompt_target t = { "check", "check", NULL, modes[i], NULL };
+		struct xg_prompt_target t = { "check", "check", NULL, modes[i], NULL, NULL };
 		jv pack = jv_invalid(), notices = jv_array();
 		int rc = xg_prompt_compile(m, &t, &pack, &notices);
 

@@ -1,7 +1,8 @@
 /*
  * What xg-prompt-compile's verbs write (man 1 xg-prompt-compile): the
- * "variant" records of variants, the "version" records of versions, and
- * the one record that save, head, show and select answer with.  Each verb
+ * "variant" records of variants, the "version" records of versions, the
+ * one record that save, head, show and select answer with, and the
+ * "skill" records of skills (which "xg skills" shows a person).  Each verb
  * is one xg_prompt_verb_ function that does its work through the store
  * (variant.c) and writes its records only when all of them could be made,
  * so a verb that fails writes nothing.
@@ -265,4 +266,116 @@ int xg_prompt_verb_select(const char *conversation, const char *ref, struct xg_r
 		return rc;
 	e = xg_json_set(e, "conversation", jv_string(conversation));
 	return write_all(w, jv_array_append(jv_array(), e));
+}
+
+/* The notices and the "skill" records of the current directory's skills,
+ * into *out. */
+static void skills(jv *out)
+{
+	struct xg_prompt_skills sk;
+	size_t i;
+
+	*out = jv_array();
+	xg_prompt_skills_read(NULL, &sk, out);
+	for (i = 0; i < sk.nr; i++) {
+		const struct xg_prompt_skill *s = &sk.v[i];
+		jv rec = xg_rec_new("skill");
+
+		rec = xg_json_set(rec, "name", jv_string(s->name));
+		rec = xg_json_set(rec, "from", jv_string(s->person ? "person" : "project"));
+		rec = xg_json_set(rec, "path", jv_string(s->shown));
+		rec = xg_json_set(rec, "file", jv_string(s->file));
+		rec = xg_json_set(rec, "description", jv_string(s->description));
+		*out = jv_array_append(*out, rec);
+	}
+	xg_prompt_skills_release(&sk);
+}
+
+int xg_prompt_verb_skills(struct xg_rec_writer *w)
+{
+	jv out;
+
+	skills(&out);
+	return write_all(w, out);
+}
+
+/* Where a skill record's SKILL.md is, as a person names it: the person's
+ * own under ~, the project's as the model is given it. */
+static char *shown_from(jv rec)
+{
+	return strcmp(xg_json_string_peek(rec, "from"), "person") ?
+	       xg_strdup(xg_json_string_peek(rec, "path")) :
+	       xg_prompt_path_shown(xg_json_string_peek(rec, "file"));
+}
+
+/* The skills as a person reads them: name, where from, what for, one a
+ * line in columns; the notices on stderr. */
+static int print_skills(jv recs, FILE *fp)
+{
+	int wname = 0, wfrom = 0, n = 0;
+	char *from;
+
+	jv_array_foreach(recs, i, r) {
+		const char *name = xg_json_string_peek(r, "name");
+
+		(void)i;
+		if (!strcmp(xg_json_string_peek(r, "type"), "skill")) {
+			from = shown_from(r);
+			wname = strlen(name) > (size_t)wname ? (int)strlen(name) : wname;
+			wfrom = strlen(from) > (size_t)wfrom ? (int)strlen(from) : wfrom;
+			free(from);
+		}
+		jv_free(r);
+	}
+	jv_array_foreach(recs, i, r) {
+		(void)i;
+		if (strcmp(xg_json_string_peek(r, "type"), "skill")) {
+			xg_warn("%s", xg_json_string_peek(r, "text"));
+		} else {
+			from = shown_from(r);
+			fprintf(fp, "%-*s  %-*s  %s\n", wname, xg_json_string_peek(r, "name"), wfrom,
+				from, xg_json_string_peek(r, "description"));
+			free(from);
+			n++;
+		}
+		jv_free(r);
+	}
+	jv_free(recs);
+	if (!n)
+		xg_warn("no skills here: a skill is a folder holding a SKILL.md, in ~/.config/xg/"
+			"skills or a project's .agents/skills");
+	return 0;
+}
+
+int xg_prompt_skills_main(int argc, char **argv)
+{
+	static const char *const usage[] = { "xg skills [--json]", NULL };
+	static const struct xg_option options[] = {
+		{ 1, 0, "json", NULL, "write the records, even to a terminal" },
+		{ 0 }
+	};
+	static const struct xg_command cmd = {
+		"xg", "List the skills of this directory: name, where from, description.",
+		usage, options
+	};
+	struct xg_rec_writer w;
+	struct xg_opts o;
+	const char *arg;
+	int json = 0, rc;
+	jv out;
+
+	xg_opt_init(&o, &cmd, argc, argv);
+	while (xg_opt_next(&o, &arg) != -1)
+		json = 1;
+	if (o.nargs)
+		xg_usage_error(&cmd, "'skills' takes no operand");
+	xg_opt_release(&o);
+	if (!json) {
+		skills(&out);
+		return print_skills(out, stdout);
+	}
+	xg_rec_writer_init(&w, stdout);
+	rc = xg_prompt_verb_skills(&w);
+	xg_rec_writer_release(&w);
+	return rc;
 }

@@ -168,6 +168,30 @@ check:
 	return 0;
 }
 
+/* The request's text when a person wrote it, else NULL. */
+static const char *person_text(struct run *r)
+{
+	bool hidden = false;
+
+	xg_json_bool_peek(r->request, "hidden", &hidden);
+	return hidden || xg_json_string_peek(r->request, "kind") ? NULL :
+	       xg_json_string_peek(r->request, "text");
+}
+
+/* The skills the request names as $NAME go with its text, as the pack
+ * says (xg-prompt-compile(1)); a hidden request or one of a kind names
+ * none. */
+static void attach_skills(struct run *r)
+{
+	const char *add = xg_json_string_peek(r->pack, "attach");
+	const char *text = person_text(r);
+
+	if (add && *add && text)
+		r->request = xg_json_set(r->request, "text", jv_string_fmt("%s%s", text, add));
+}
+
+/* The pack, compiled here when none came for this mode; then the skills
+ * the request names go with its text. */
 static int compile_pack(struct run *r)
 {
 	struct xg_prompt_request rq = { 0 };
@@ -176,8 +200,10 @@ static int compile_pack(struct run *r)
 	int rc;
 
 	if (jv_get_kind(r->pack) == JV_KIND_OBJECT && xg_json_string_peek(r->pack, "system") &&
-	    pm && !strcmp(pm, r->mode) && !r->o->variant)
+	    pm && !strcmp(pm, r->mode) && !r->o->variant) {
+		attach_skills(r);
 		return 0;
+	}
 	notices = jv_array();
 	note(r, "no pack record for this mode: compiling the prompt");
 	rq.variant = r->o->variant ? r->o->variant : xg_json_string_peek(r->request, "variant");
@@ -185,12 +211,14 @@ static int compile_pack(struct run *r)
 	rq.mode = r->mode;
 	rq.conversation = r->conv;
 	rq.cwd = r->cwd;
+	rq.text = person_text(r);
 	rc = xg_prompt_pack(&rq, &pack, &notices);
 	write_records(r, notices);
 	if (rc)
 		return xg_run_fail(r, rc, "cannot compile the prompt");
 	jv_free(r->pack);
 	r->pack = pack;
+	attach_skills(r);
 	return 0;
 }
 
