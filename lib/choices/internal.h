@@ -11,6 +11,8 @@
  * files beneath it).  The files, top down: a file calls only files below
  * it.
  *
+ *   view.c      the views a person reads: the records of models, get and
+ *               accounts drawn as a table on a terminal
  *   filter.c    the start stage: the records flow through, each request
  *               followed by its notices and its model record
  *   start.c     the start model of a conversation: an explicit model, the
