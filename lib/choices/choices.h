@@ -13,6 +13,7 @@
 #include "json.h"
 
 struct xg_rec_writer;
+struct xg_buf;
 
 /*
  * Accounts and their credentials (man 5 xg-config).
@@ -103,6 +104,15 @@ int xg_account_remove_key(const char *account, const char *provider);
  * too long or holds a space or a control character is refused (exit 65,
  * with a message that does not show it).  0 and *key set, or the exit code. */
 int xg_account_read_key(int fd, char **key);
+/* The same check of a key read into b, which is cleared and released. */
+int xg_account_take_key(struct xg_buf *b, char **key);
+/*
+ * Asks for provider's key on the terminal (/dev/tty, else standard input
+ * and error) with the echo off, and puts the terminal back on every way
+ * out, a signal's too (tty.c).  0 and *key set, 65 for a key that is not
+ * one (as xg_account_read_key), 74, or 128 + the signal that stopped it.
+ */
+int xg_account_ask_key(const char *provider, char **key);
 
 /*
  * The auth verb: checks that the catalog has provider (78 if not), then

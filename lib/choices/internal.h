@@ -26,6 +26,7 @@
  *   models.c    the models verb: each model with the account's
  *               authentication, and --probe, what a provider's server serves
  *   auth.c      the auth verb: a key kept for a provider the catalog has
+ *   tty.c       a key typed at the terminal, the echo off
  *   suggest.c   "did you mean" for a model the catalog does not offer
  *   catalog.c   the model catalog: both files merged, checked and
  *               flattened, and the lookups into it
