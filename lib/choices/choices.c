@@ -53,9 +53,11 @@ jv xg_choices_null_record(const char *source, const char *account, const char *m
 	return xg_json_set(r, "reason", jv_string(reason));
 }
 
-/* What is wrong with a mode given on the command line, NULL when nothing:
- * a person types only normal or plan, and a typo saved as a mode of its
- * own would never be used again, so the closer one is offered. */
+/* What is wrong with a mode given to set, get or resolve, NULL when
+ * nothing: a person types only normal or plan, and a typo saved as a mode
+ * of its own would never be used again, so the closer one is offered.
+ * start, a stage of a pipeline, takes any mode name, as the other stages
+ * do. */
 static char *mode_misused(const char *mode)
 {
 	int dn, dp;
@@ -75,7 +77,9 @@ char *xg_choices_misused(const struct xg_choices_want *w, const char *verb, cons
 {
 	char *bad;
 
-	if (w->mode && (bad = mode_misused(w->mode)))
+	if (w->mode && !xg_conv_mode_valid(w->mode))
+		return xg_asprintf("'%s' " XG_CONV_MODE_BAD, w->mode);
+	if (w->mode && strcmp(verb, "start") && (bad = mode_misused(w->mode)))
 		return bad;
 	if (w->account && !xg_account_name_valid(w->account))
 		return xg_asprintf("'%s' " XG_ACCOUNT_NAME_BAD, w->account);

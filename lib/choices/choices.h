@@ -310,11 +310,12 @@ struct xg_choices_want {
 };
 
 /* What is wrong with the options given for verb (an option of another
- * verb, a mode other than normal and plan, with the closer as a "did you
- * mean", an account or conversation that is not valid), as the text of a
- * usage error; NULL when nothing.  The caller frees it.  A request's mode
- * and the modes of choices.json may be any mode name: the command line is
- * where a person's typo would be saved. */
+ * verb; for set, get and resolve a mode other than normal and plan, with
+ * the closer as a "did you mean"; for start a mode that is not a mode
+ * name; an account or conversation that is not valid), as the text of a
+ * usage error; NULL when nothing.  The caller frees it.  start, a request's
+ * mode and the modes of choices.json take any mode name, as the other
+ * stages do: a person's typo is caught where it would be saved. */
 char *xg_choices_misused(const struct xg_choices_want *w, const char *verb, const char *probe,
 			 int remove);
 
