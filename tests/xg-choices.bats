@@ -281,7 +281,7 @@ print(n >= 15)
 	! grep -rq left-behind-key "$ACCT"
 }
 
-@test "auth reads the key only from standard input, never from a terminal or the command line" {
+@test "auth never takes the key from the command line, and a closed standard input is a usage error" {
 	run_split bash -c 'exec xg-choices auth alpha <&-'
 	assert_failure 2
 	[[ "$stderr" == *"standard input"* ]]

@@ -93,7 +93,7 @@ int xg_account_ask_key(const char *provider, char **key)
 	struct sigaction old[NWATCHED];
 	struct termios saved, quiet;
 	int tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
-	int in = tty >= 0 ? tty : 0, out = tty >= 0 ? tty : 2, r = -1, sig = 0, rc;
+	int in = tty >= 0 ? tty : 0, out = tty >= 0 ? tty : 2, r = -1, sig = 0, err, rc;
 	char *prompt = xg_asprintf("%s key (typing is not shown): ", provider);
 
 	*key = NULL;
@@ -106,12 +106,16 @@ int xg_account_ask_key(const char *provider, char **key)
 			catch_signals(old);
 			say(out, prompt);
 			r = tcsetattr(in, TCSAFLUSH, &quiet) < 0 ? -1 : read_line(in, &b);
+			/* A call a signal cut short is the signal's doing:
+			 * from the background, tcsetattr meets SIGTTOU. */
 			sig = caught;
-			rc = errno;
+			if (sig)
+				r = -2;
+			err = errno;
 			tcsetattr(in, TCSAFLUSH, &saved);
 			say(out, "\n");
 			release_signals(old);
-			errno = rc;
+			errno = err;
 			if (r != -2)
 				break;
 			memset(b.buf, 0, b.alloc);
