@@ -6,25 +6,26 @@
 #include "choices/choices.h"
 
 static const char *const usage[] = {
-	"xg-choices models [--account name] [--probe provider]",
-	"xg-choices accounts",
+	"xg-choices models [--account name] [--probe provider] [--json]",
+	"xg-choices accounts [--json]",
 	"xg-choices auth [--account name] [--remove] provider",
-	"xg-choices set [--account name] --mode mode --model id [--effort effort]",
-	"xg-choices get [--account name] [--mode mode]",
+	"xg-choices set [--account name] [--mode mode] --model id [--effort effort]",
+	"xg-choices get [--account name] [--mode mode] [--json]",
 	"xg-choices resolve [-v] [--account name] [--mode mode]",
 	"xg-choices start [-v] [--account name] [--mode mode] [--model id] [--effort effort] "
 		"[--conversation id]",
 	NULL
 };
 
-enum { OPT_ACCOUNT = 1, OPT_CONVERSATION, OPT_EFFORT, OPT_MODE, OPT_MODEL, OPT_PROBE, OPT_REMOVE,
-	OPT_VERBOSE };
+enum { OPT_ACCOUNT = 1, OPT_CONVERSATION, OPT_EFFORT, OPT_JSON, OPT_MODE, OPT_MODEL, OPT_PROBE,
+	OPT_REMOVE, OPT_VERBOSE };
 
 static const struct xg_option options[] = {
 	{ OPT_ACCOUNT, 0, "account", "name", "use this account (else XG_ACCOUNT, the account file, default)" },
 	{ OPT_CONVERSATION, 0, "conversation", "id", "start: the conversation to resume" },
 	{ OPT_EFFORT, 0, "effort", "effort", "the effort to save, or to start at" },
-	{ OPT_MODE, 0, "mode", "mode", "the mode (normal, plan, ...); default normal" },
+	{ OPT_JSON, 0, "json", NULL, "models, get, accounts: records even on a terminal" },
+	{ OPT_MODE, 0, "mode", "mode", "normal or plan; default normal (get: every mode)" },
 	{ OPT_MODEL, 0, "model", "id", "a model, PROVIDER/MODEL" },
 	{ OPT_PROBE, 0, "probe", "provider", "models: list the models provider's server serves" },
 	{ OPT_REMOVE, 0, "remove", NULL, "auth: remove the provider's stored key" },
@@ -40,7 +41,7 @@ static const struct xg_command cmd = {
 struct args {
 	struct xg_choices_want want;
 	const char *probe;
-	int remove, verbose;
+	int remove, verbose, json;
 	char *account;		/* NULL for start, which finds one per request */
 	struct xg_rec_writer w;
 };
@@ -71,8 +72,8 @@ static int set(struct xg_opts *o, void *ctx)
 {
 	struct args *a = ctx;
 
-	if (!a->want.mode || !a->want.model)
-		xg_usage_error(&cmd, "'set' needs --mode and --model");
+	if (!a->want.model)
+		xg_usage_error(&cmd, "'set' needs --model");
 	return xg_choices_set(a->account, a->want.mode, a->want.model, a->want.effort);
 }
 
@@ -111,6 +112,7 @@ static const struct xg_verb verbs[] = {
 int main(int argc, char **argv)
 {
 	struct args a = { 0 };
+	struct xg_choices_view view;
 	struct xg_opts o;
 	const char *arg;
 	char *bad;
@@ -123,6 +125,7 @@ int main(int argc, char **argv)
 		case OPT_ACCOUNT: a.want.account = arg; break;
 		case OPT_CONVERSATION: a.want.conversation = arg; break;
 		case OPT_EFFORT: a.want.effort = arg; break;
+		case OPT_JSON: a.json = 1; break;
 		case OPT_MODE: a.want.mode = arg; break;
 		case OPT_MODEL: a.want.model = arg; break;
 		case OPT_PROBE: a.probe = arg; break;
@@ -135,11 +138,13 @@ int main(int argc, char **argv)
 		xg_usage_error(&cmd, "%s", bad);
 	if (o.nargs > 0 && strcmp(o.args[0], "start"))
 		rc = xg_account_current(a.want.account, "--account", &a.account, NULL);
-	xg_rec_writer_init(&a.w, stdout);
+	xg_rec_writer_init(&a.w, xg_choices_view_open(&view, o.nargs ? o.args[0] : NULL, stdout,
+						      a.json));
 	if (rc == 0)
 		rc = xg_opt_verb(&o, verbs)->run(&o, &a);
-	free(a.account);
 	xg_rec_writer_release(&a.w);
+	rc = xg_choices_view_close(&view, rc);
+	free(a.account);
 	xg_opt_release(&o);
 	return xg_prog_exit(rc);
 }

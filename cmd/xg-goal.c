@@ -14,7 +14,7 @@
 static const char *const usage[] = {
 	"xg-goal set [--conversation id] [--rounds n] [--hours h] [--replace] [--no-run] "
 	RUN_OPTIONS " objective",
-	"xg-goal get [--conversation id]",
+	"xg-goal get [--conversation id] [--json]",
 	"xg-goal edit [--conversation id] objective",
 	"xg-goal pause [--conversation id]",
 	"xg-goal resume [--conversation id] [--rounds n] [--hours h] " RUN_OPTIONS,
@@ -23,7 +23,7 @@ static const char *const usage[] = {
 };
 
 enum { OPT_CONV = 1, OPT_ROUNDS, OPT_HOURS, OPT_REPLACE, OPT_NO_RUN, OPT_MODEL, OPT_EFFORT,
-       OPT_ACCOUNT, OPT_VARIANT, OPT_ASK, OPT_GATE, OPT_SLICE, OPT_STREAM };
+       OPT_ACCOUNT, OPT_VARIANT, OPT_ASK, OPT_GATE, OPT_SLICE, OPT_STREAM, OPT_JSON };
 
 static const struct xg_option options[] = {
 	{ OPT_CONV, 0, "conversation", "id", "the goal of this conversation" },
@@ -31,6 +31,7 @@ static const struct xg_option options[] = {
 	{ OPT_HOURS, 0, "hours", "h", "set, resume: the cap on hours of work (default 8)" },
 	{ OPT_REPLACE, 0, "replace", NULL, "set: replace the goal the conversation has" },
 	{ OPT_NO_RUN, 0, "no-run", NULL, "set: record the goal only; run no round" },
+	{ OPT_JSON, 0, "json", NULL, "get: the record, even on a terminal" },
 	{ OPT_MODEL, 0, "model", "model", "xg-run's --model" },
 	{ OPT_EFFORT, 0, "effort", "effort", "xg-run's --effort" },
 	{ OPT_ACCOUNT, 0, "account", "name", "xg-run's --account" },
@@ -97,6 +98,7 @@ int main(int argc, char **argv)
 		case OPT_HOURS: g.hours = hours_of(arg); break;
 		case OPT_REPLACE: g.replace = 1; break;
 		case OPT_NO_RUN: g.no_run = 1; break;
+		case OPT_JSON: g.json = 1; break;
 		case OPT_MODEL: g.model = arg; break;
 		case OPT_EFFORT: g.effort = arg; break;
 		case OPT_ACCOUNT: g.account = arg; break;

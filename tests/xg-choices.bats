@@ -52,6 +52,16 @@ for line in sys.stdin:
 ' "$@" <<<"$output"
 }
 
+# The command line takes the modes normal and plan only; a choices.json
+# and a request may name others.  resolve_mode MODE [-v] resolves MODE: by
+# resolve for those two, else by start on a request of that mode.
+resolve_mode() {
+	case $1 in
+	normal | plan) run_split xg-choices resolve ${2:-} --mode "$1" ;;
+	*) run_split xg-choices start ${2:-} <<<"{\"type\":\"request\",\"mode\":\"$1\"}" ;;
+	esac
+}
+
 # Counts the records of type $1 in $output.
 count() { python3 -c 'import json,sys; print(sum(1 for l in sys.stdin if l.strip() and json.loads(l).get("type")==sys.argv[1]))' "$1" <<<"$output"; }
 
@@ -271,7 +281,7 @@ print(n >= 15)
 	! grep -rq left-behind-key "$ACCT"
 }
 
-@test "auth reads the key only from standard input, never from a terminal or the command line" {
+@test "auth never takes the key from the command line, and a closed standard input is a usage error" {
 	run_split bash -c 'exec xg-choices auth alpha <&-'
 	assert_failure 2
 	[[ "$stderr" == *"standard input"* ]]
@@ -279,6 +289,37 @@ print(n >= 15)
 	assert_failure 2
 	run_split xg-choices auth alpha </dev/null
 	assert_failure 65
+	[ ! -e "$ACCT/auth.json" ]
+}
+
+@test "auth on a terminal asks for the key with the echo off; it never shows, and it is kept" {
+	run_split python3 "$XG_SRCDIR/tests/lib/pty_type.py" "not shown" type:typed-secret-42 \
+		xg-choices auth alpha
+	assert_success
+	[[ "$output" == "alpha key (typing is not shown): "* ]] || fail "$output"
+	[[ "$output" != *typed-secret-42* ]] || fail "the key showed: $output"
+	assert_equal "$stderr" $'echo while asked: off\necho after: on'
+	assert_equal "$(jq -r .alpha.key "$ACCT/auth.json")" typed-secret-42
+	[ "$(stat -c %a "$ACCT/auth.json")" = 600 ]
+	# A pipe still works as before, with no question asked.
+	run_split xg-choices auth beta <<<"piped-secret"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "$(jq -r .beta.key "$ACCT/auth.json")" piped-secret
+}
+
+@test "auth on a terminal puts the echo back when a signal ends it, and keeps nothing" {
+	for sig in INT TERM HUP; do
+		run_split python3 "$XG_SRCDIR/tests/lib/pty_type.py" "not shown" "signal:$sig" \
+			xg-choices auth alpha
+		assert_equal "$status" "$((128 + $(kill -l "$sig")))"
+		assert_equal "$stderr" $'echo while asked: off\necho after: on'
+	done
+	run_split python3 "$XG_SRCDIR/tests/lib/pty_type.py" "not shown" "type:two words" \
+		xg-choices auth alpha
+	assert_failure 65
+	[[ "$output" == *"space or a control character"* ]]
+	[[ "$output" != *"two words"* ]]
 	[ ! -e "$ACCT/auth.json" ]
 }
 
@@ -372,9 +413,89 @@ print(n >= 15)
 	assert_success
 	run count choice
 	assert_output 1
-	run_split xg-choices get --mode review
+	run_split xg-choices get --account other --mode plan
 	assert_failure 1
 	assert_output ''
+}
+
+@test "set, get and resolve take the modes normal and plan only, and say which was meant" {
+	for c in "set --mode nromal --model alpha/a1" "get --mode nromal" "resolve --mode normla"; do
+		run_split xg-choices $c
+		assert_failure 2
+		[[ "$stderr" == "xg-choices: '"*"' is not a mode: the modes are normal and plan; did you mean 'normal'?"* ]] ||
+			fail "$c: $stderr"
+	done
+	run_split xg-choices set --mode pln --model alpha/a1
+	assert_failure 2
+	[[ "$stderr" == *"did you mean 'plan'?"* ]]
+	run_split xg-choices set --mode review --model alpha/a1
+	assert_failure 2
+	[[ "$stderr" == *"'review' is not a mode: the modes are normal and plan"$'\n'* ]]
+	[ ! -e "$ACCT/choices.json" ]
+	# start, a stage, takes any mode name, as the other stages do.
+	keys alpha
+	run_split xg-choices start --mode review </dev/null
+	assert_success
+}
+
+@test "set without --mode saves normal's choice, as --help says" {
+	run_split xg-choices --help
+	[[ "$output" == *"--mode mode"*"default normal"* ]]
+	run_split xg-choices set --model alpha/a2 --effort low
+	assert_success
+	run_split xg-choices get --json
+	run fields choice mode model effort
+	assert_output 'mode=normal model=alpha/a2 effort=low'
+	run_split xg-choices set --effort low
+	assert_failure 2
+	[[ "$stderr" == *"'set' needs --model"* ]]
+}
+
+@test "models, get and accounts draw a table on a terminal, and give records in a pipe or with --json" {
+	user_catalog <<<'{"providers": {"alpha": {"models": {"a1": {"price": {"input": 1.25, "output": 10}}}}}}'
+	keys alpha
+	xg-choices set --mode normal --model alpha/a1 --effort low
+	xg-choices set --mode plan --model beta/b1
+	xg-choices --account work set --model alpha/a2
+	run python3 "$XG_SRCDIR/tests/lib/pty_run.py" xg-choices models
+	assert_success
+	assert_equal "$(tr -d '\r' <<<"$output")" "$(cat <<-'EOF'
+	MODEL     READY                           WINDOW  EFFORTS           PRICE IN/OUT
+	alpha/a1  yes (XG_TEST_ALPHA_KEY)         100k    low medium* high  $1.25/$10.00
+	alpha/a2  yes (XG_TEST_ALPHA_KEY)         50k     minimal low*      -
+	beta/b1   no key (XG_TEST_BETA_KEY)       200k    low high*         -
+	beta/b2   no key (XG_TEST_BETA_KEY)       200k    -                 -
+	local/l1  local, XG_TEST_LOCAL_URL unset  8k      -                 -
+	A key: 'xg-choices auth PROVIDER' (it asks for it), or the provider's variable.
+	EOF
+	)"
+	run env TZ=UTC python3 "$XG_SRCDIR/tests/lib/pty_run.py" xg-choices get
+	assert_success
+	run tr -d '\r' <<<"$output"
+	assert_line --index 0 'MODE    MODEL     EFFORT  SAVED'
+	assert_line --index 1 --regexp '^normal  alpha/a1  low     20[0-9]{2}-[01][0-9]-[0-3][0-9] [0-2][0-9]:[0-5][0-9]$'
+	assert_line --index 2 --regexp '^plan    beta/b1   -       20'
+	assert_equal "${#lines[@]}" 3
+	run python3 "$XG_SRCDIR/tests/lib/pty_run.py" xg-choices accounts
+	assert_equal "$(tr -d '\r' <<<"$output")" $'*  default\n   work'
+	# The same verbs in a pipe, and with --json on a terminal: records.
+	for verb in models get accounts; do
+		run_split xg-choices $verb
+		assert_success
+		jq -e -s 'length > 0 and all(.type)' <<<"$output" >/dev/null || fail "$verb: $output"
+		run python3 "$XG_SRCDIR/tests/lib/pty_run.py" xg-choices $verb --json
+		assert_success
+		tr -d '\r' <<<"$output" | jq -e -s 'length > 0 and all(.type)' >/dev/null ||
+			fail "$verb --json: $output"
+	done
+	run python3 "$XG_SRCDIR/tests/lib/pty_run.py" xg-choices models --json
+	assert_equal "$(tr -d '\r' <<<"$output" | jq -r 'select(.id == "alpha/a1") | .price.input')" 1.25
+}
+
+@test "get on a terminal with nothing saved says how to save a choice" {
+	run python3 "$XG_SRCDIR/tests/lib/pty_run.py" xg-choices get
+	assert_success
+	assert_output --partial "no model choice saved yet: 'xg-choices set --model ID' saves one"
 }
 
 @test "set checks the model against the catalog and the effort against the model" {
@@ -449,7 +570,7 @@ print(sorted(c), (c["plan"]["model"], c["plan"]["effort"]) in [("beta/b1", "low"
 	saved_choices
 	while read -r mode keyset id effort choice from; do
 		keys "$keyset"
-		run_split xg-choices resolve --mode "$mode"
+		resolve_mode "$mode"
 		assert_success
 		run fields model id effort source choice effort_from mode
 		assert_output "id=$id effort=$effort source=mode choice=$choice effort_from=$from mode=$mode"
@@ -470,7 +591,7 @@ print(sorted(c), (c["plan"]["model"], c["plan"]["effort"]) in [("beta/b1", "low"
 	saved_choices
 	user_catalog <<<'{"providers": {"alpha": {"models": {"a2": {"efforts": ["medium", "max"], "default_effort": "max"}}}}}'
 	keys alpha
-	run_split xg-choices resolve --mode review
+	resolve_mode review
 	assert_success
 	run fields model id effort effort_from
 	assert_output "id=alpha/a2 effort=max effort_from=default"
@@ -490,14 +611,14 @@ print(sorted(c), (c["plan"]["model"], c["plan"]["effort"]) in [("beta/b1", "low"
 @test "with -v the record says which saved choices were skipped and why" {
 	saved_choices
 	keys beta
-	run_split xg-choices resolve -v --mode review
+	resolve_mode review -v
 	assert_success
-	run python3 -c 'import json,sys; r=json.loads(sys.stdin.readline()); [print(s["mode"], s["id"], "XG_TEST_ALPHA_KEY" in s["reason"]) for s in r["skipped"]]' <<<"$output"
+	run python3 -c 'import json,sys; r=[json.loads(l) for l in sys.stdin if "\"model\"" in l][0]; [print(s["mode"], s["id"], "XG_TEST_ALPHA_KEY" in s["reason"]) for s in r["skipped"]]' <<<"$output"
 	assert_output - <<-'EOF'
 	review alpha/a2 True
 	normal alpha/a1 True
 	EOF
-	run_split xg-choices resolve --mode review
+	resolve_mode review
 	run fields model skipped
 	assert_output 'skipped=null'
 }

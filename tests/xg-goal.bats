@@ -190,6 +190,20 @@ assert not any(n == "create_goal" for e in log for n in names(e))
 	assert_regex "$stderr" "has no goal"
 }
 
+@test "get on a terminal is one status line; in a pipe and with --json, the record" {
+	xggoal set --no-run --conversation g1 --rounds 5 --hours 0.5 "$(printf 'first objective, which goes on for long enough to be cut at sixty characters\nsecond line')"
+	assert_success
+	run python3 "$XG_SRCDIR/tests/lib/pty_run.py" xg-goal get --conversation g1
+	assert_success
+	assert_equal "$(tr -d '\r' <<<"$output")" \
+		"paused  round 0 of 5  0s of 0.5h  no driver  g1: first objective, which goes on for long enough to be cut at ..."
+	run python3 "$XG_SRCDIR/tests/lib/pty_run.py" xg-goal get --json --conversation g1
+	assert_success
+	assert_equal "$(tr -d '\r' <<<"$output" | jq -c '[.type, .status, .rounds]')" '["goal","paused",0]'
+	xggoal get --conversation g1
+	assert_equal "$(jq -c '[.type, .status, .rounds]' <<<"$output")" '["goal","paused",0]'
+}
+
 @test "get, pause, edit and clear work on the newest conversation of this directory" {
 	xggoal set --no-run --conversation g1 --rounds 5 --hours 0.5 "first objective"
 	assert_success

@@ -181,14 +181,51 @@ three_runs() {
 	three_runs
 	run_split env TZ=UTC xg-log
 	assert_success
-	assert_equal "${lines[0]}" "cccccccc  2026-11-20 10:00  interrupted (stalled) fake/a                    300/30  $here/sub  third"
-	assert_equal "${lines[1]}" "bbbbbbbb  2026-11-10 10:00  failed       fake/b                20.0k/2000  $here  second"
-	assert_equal "${lines[2]}" "aaaaaaaa  2026-11-01 10:00  completed    fake/a                    100/10  /elsewhere  first"
+	w=${#here}; w=$((w + 4))	# the widest workspace: $here/sub
+	assert_equal "${lines[0]}" "$(printf 'cccccccc  2026-11-20 10:00  interrupted (stalled)  fake/a      300/30  %-*s  third' "$w" "$here/sub")"
+	assert_equal "${lines[1]}" "$(printf 'bbbbbbbb  2026-11-10 10:00  failed                 fake/b  20.0k/2000  %-*s  second' "$w" "$here")"
+	assert_equal "${lines[2]}" "$(printf 'aaaaaaaa  2026-11-01 10:00  completed              fake/a      100/10  %-*s  first' "$w" /elsewhere)"
 	assert_equal "${#lines[@]}" 3
 	run xg-log --json
 	assert_equal "$output" "$(tac "$(STATE)/runs.ndjson")"
 	run xg-log -n 1 --json
 	assert_equal "$(jq -r .request <<<"$output")" third
+}
+
+@test "xg-log's columns stay aligned with a long status, a long model and a wide workspace" {
+	mkdir -p "$(STATE)"
+	cat >"$(STATE)/runs.ndjson" <<-'EOF'
+	{"type":"run","run":"20261101-100000-aaaaaaaa","workspace":"/w/ünïcode-dir","started":"2026-11-01T10:00:00.000Z","status":"completed","model":"fake/a","usage":{"input":1,"output":1},"request":"one"}
+	{"type":"run","run":"20261102-100000-bbbbbbbb","workspace":"/w","started":"2026-11-02T10:00:00.000Z","status":"interrupted","stop":"user","model":"openrouter/anthropic/claude-sonnet-4.5","usage":{"input":123456,"output":7890},"request":"two"}
+	{"type":"run","run":"20261103-100000-cccccccc","workspace":"/w","started":"2026-11-03T10:00:00.000Z","status":"interrupted","stop":"needs_person","model":null,"usage":{"input":0,"output":0},"request":"three"}
+	EOF
+	run_split env TZ=UTC xg-log
+	assert_success
+	assert_output - <<-'EOF'
+	cccccccc  2026-11-03 10:00  interrupted (needs_person)  -                                               0/0  /w              three
+	bbbbbbbb  2026-11-02 10:00  interrupted (user)          openrouter/anthropic/claude-sonnet-4.5  123.5k/7890  /w              two
+	aaaaaaaa  2026-11-01 10:00  completed                   fake/a                                          1/1  /w/ünïcode-dir  one
+	EOF
+}
+
+@test "xg-log usage shows an unknown cost as -, never \$0.0000" {
+	mkdir -p "$(STATE)"
+	cat >"$(STATE)/runs.ndjson" <<-'EOF'
+	{"type":"run","run":"20261101-100000-aaaaaaaa","workspace":"/w","started":"2026-11-01T10:00:00.000Z","status":"failed","model":"nowhere/unpriced","usage":{"input":0,"output":0},"cost":null,"request":"one"}
+	{"type":"run","run":"20261102-100000-bbbbbbbb","workspace":"/w","started":"2026-11-02T10:00:00.000Z","status":"completed","model":"nowhere/unpriced","usage":{"input":500,"output":50},"cost":null,"request":"two"}
+	{"type":"run","run":"20261103-100000-cccccccc","workspace":"/w","started":"2026-11-03T10:00:00.000Z","status":"completed","model":"openrouter/anthropic/claude-sonnet-4.5","usage":{"input":1000,"output":100},"cost":0.25,"request":"three"}
+	EOF
+	run_split env TZ=UTC xg-log usage --by model
+	assert_success
+	refute_output --partial '$0.0000'
+	assert_line --regexp '^nowhere/unpriced                        +2 +500 +0 +50 +0\.0% +-$'
+	assert_line --regexp '^openrouter/anthropic/claude-sonnet-4\.5  +1 +1000 .*\$0\.2500$'
+	assert_line --regexp '^total                                   +3 .*\$0\.2500\*$'
+	run xg-log usage --by model --json
+	assert_equal "$(jq -c 'select(.key == "nowhere/unpriced") | [.cost, .unpriced_runs]' <<<"$output")" "[null,1]"
+	# A run that used no tokens costs nothing, priced or not: it alone is no cost known.
+	run xg-log usage --by model --json --before 2026-11-02
+	assert_equal "$(jq -c 'select(.key == "nowhere/unpriced") | [.runs, .cost, .unpriced_runs]' <<<"$output")" "[1,null,0]"
 }
 
 @test "xg-log filters by time, status, stop, workspace and conversation" {

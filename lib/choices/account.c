@@ -470,11 +470,42 @@ int xg_account_remove_key(const char *account, const char *provider)
 	return update_auth(account, provider, NULL);
 }
 
+int xg_account_take_key(struct xg_buf *b, char **key)
+{
+	size_t i, start = 0;
+	int rc = 0;
+
+	*key = NULL;
+	while (b->len && isspace((unsigned char)b->buf[b->len - 1]))
+		b->len--;
+	if (b->alloc)
+		b->buf[b->len] = '\0';
+	while (start < b->len && isspace((unsigned char)b->buf[start]))
+		start++;
+	for (i = start; i < b->len; i++)
+		if ((unsigned char)b->buf[i] <= ' ' || b->buf[i] == 0x7f) {
+			xg_error("the key holds a space or a control character at byte %zu; give "
+				 "the key alone", i + 1);
+			rc = XG_EX_DATAERR;
+			goto out;
+		}
+	if (start == b->len) {
+		xg_error("no key was given");
+		rc = XG_EX_DATAERR;
+		goto out;
+	}
+	*key = xg_strdup(b->buf + start);
+out:
+	if (b->alloc)
+		memset(b->buf, 0, b->alloc);
+	xg_buf_release(b);
+	return rc;
+}
+
 int xg_account_read_key(int fd, char **key)
 {
 	struct xg_buf b = XG_BUF_INIT(16384);
-	size_t i, start = 0;
-	int rc = 0;
+	int rc;
 
 	*key = NULL;
 	if (xg_read_fd(fd, &b) < 0) {
@@ -483,29 +514,10 @@ int xg_account_read_key(int fd, char **key)
 		else
 			xg_error_errno("cannot read the key");
 		rc = errno == EFBIG ? XG_EX_DATAERR : XG_EX_IOERR;
-		goto out;
+		if (b.alloc)
+			memset(b.buf, 0, b.alloc);
+		xg_buf_release(&b);
+		return rc;
 	}
-	while (b.len && isspace((unsigned char)b.buf[b.len - 1]))
-		b.len--;
-	b.buf[b.len] = '\0';
-	while (start < b.len && isspace((unsigned char)b.buf[start]))
-		start++;
-	for (i = start; i < b.len; i++)
-		if ((unsigned char)b.buf[i] <= ' ' || b.buf[i] == 0x7f) {
-			xg_error("the key holds a space or a control character at byte %zu; give "
-				 "the key alone", i + 1);
-			rc = XG_EX_DATAERR;
-			goto out;
-		}
-	if (start == b.len) {
-		xg_error("no key was given");
-		rc = XG_EX_DATAERR;
-		goto out;
-	}
-	*key = xg_strdup(b.buf + start);
-out:
-	if (b.alloc)
-		memset(b.buf, 0, b.alloc);
-	xg_buf_release(&b);
-	return rc;
+	return xg_account_take_key(&b, key);
 }

@@ -23,14 +23,15 @@ int xg_account_auth(const char *account, const char *provider, int remove)
 	xg_catalog_release(&cat);
 	if (rc || remove)
 		return rc ? rc : xg_account_remove_key(account, provider);
-	/* A key never comes from the command line, where others can see it,
-	 * nor from a terminal, where it would show as it is typed. */
-	if (!xg_stdin_readable()) {
-		xg_error("the key is read from standard input, which is a terminal or closed; "
-			 "pipe it in, e.g. 'xg-choices auth %s < keyfile'", provider);
+	/* A key never comes from the command line, where others can see it;
+	 * typed at a terminal, it is asked for with the echo off. */
+	if (fcntl(0, F_GETFD) < 0) {
+		xg_error("the key is read from standard input, which is closed; pipe it in, "
+			 "e.g. 'xg-choices auth %s < keyfile'", provider);
 		return XG_EX_USAGE;
 	}
-	if ((rc = xg_account_read_key(0, &key)))
+	rc = isatty(0) ? xg_account_ask_key(provider, &key) : xg_account_read_key(0, &key);
+	if (rc)
 		return rc;
 	rc = xg_account_store_key(account, provider, key);
 	memset(key, 0, strlen(key));

@@ -53,11 +53,34 @@ jv xg_choices_null_record(const char *source, const char *account, const char *m
 	return xg_json_set(r, "reason", jv_string(reason));
 }
 
+/* What is wrong with a mode given to set, get or resolve, NULL when
+ * nothing: a person types only normal or plan, and a typo saved as a mode
+ * of its own would never be used again, so the closer one is offered.
+ * start, a stage of a pipeline, takes any mode name, as the other stages
+ * do. */
+static char *mode_misused(const char *mode)
+{
+	int dn, dp;
+
+	if (!strcmp(mode, "normal") || !strcmp(mode, "plan"))
+		return NULL;
+	dn = xg_catalog_distance(mode, "normal");
+	dp = xg_catalog_distance(mode, "plan");
+	if ((dn < dp ? dn : dp) > 3)
+		return xg_asprintf("'%s' is not a mode: the modes are normal and plan", mode);
+	return xg_asprintf("'%s' is not a mode: the modes are normal and plan; did you mean '%s'?",
+			   mode, dn <= dp ? "normal" : "plan");
+}
+
 char *xg_choices_misused(const struct xg_choices_want *w, const char *verb, const char *probe,
 			 int remove)
 {
+	char *bad;
+
 	if (w->mode && !xg_conv_mode_valid(w->mode))
 		return xg_asprintf("'%s' " XG_CONV_MODE_BAD, w->mode);
+	if (w->mode && strcmp(verb, "start") && (bad = mode_misused(w->mode)))
+		return bad;
 	if (w->account && !xg_account_name_valid(w->account))
 		return xg_asprintf("'%s' " XG_ACCOUNT_NAME_BAD, w->account);
 	if (w->conversation && !xg_conv_id_valid(w->conversation))

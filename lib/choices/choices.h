@@ -7,11 +7,13 @@
  * here (xg_catalog_write_models, xg_account_write_list, xg_account_auth,
  * xg_choices_set, xg_choices_write_saved, xg_choices_write_resolved,
  * xg_choices_filter, xg_catalog_probe), so its main only parses and
- * dispatches.
+ * dispatches; xg_choices_view_open draws a listing for a person.
  */
+#include <stdio.h>
 #include "json.h"
 
 struct xg_rec_writer;
+struct xg_buf;
 
 /*
  * Accounts and their credentials (man 5 xg-config).
@@ -102,6 +104,15 @@ int xg_account_remove_key(const char *account, const char *provider);
  * too long or holds a space or a control character is refused (exit 65,
  * with a message that does not show it).  0 and *key set, or the exit code. */
 int xg_account_read_key(int fd, char **key);
+/* The same check of a key read into b, which is cleared and released. */
+int xg_account_take_key(struct xg_buf *b, char **key);
+/*
+ * Asks for provider's key on the terminal (/dev/tty, else standard input
+ * and error) with the echo off, and puts the terminal back on every way
+ * out, a signal's too (tty.c).  0 and *key set, 65 for a key that is not
+ * one (as xg_account_read_key), 74, or 128 + the signal that stopped it.
+ */
+int xg_account_ask_key(const char *provider, char **key);
 
 /*
  * The auth verb: checks that the catalog has provider (78 if not), then
@@ -265,8 +276,8 @@ void xg_choices_release(struct xg_choices *c);
 int xg_choices_load(const char *account, jv *choices);
 
 /* The set verb: saves model (checked against the catalog, which it loads)
- * and effort (NULL for none; checked against the model) for mode, with
- * updatedAt now. */
+ * and effort (NULL for none; checked against the model) for mode (NULL:
+ * normal), with updatedAt now. */
 int xg_choices_set(const char *account, const char *mode, const char *model,
 		   const char *effort);
 /* The get verb: a choice record per saved mode (only mode's when not NULL:
@@ -299,8 +310,12 @@ struct xg_choices_want {
 };
 
 /* What is wrong with the options given for verb (an option of another
- * verb, a mode, account or conversation that is not valid), as the text
- * of a usage error; NULL when nothing.  The caller frees it. */
+ * verb; for set, get and resolve a mode other than normal and plan, with
+ * the closer as a "did you mean"; for start a mode that is not a mode
+ * name; an account or conversation that is not valid), as the text of a
+ * usage error; NULL when nothing.  The caller frees it.  start, a request's
+ * mode and the modes of choices.json take any mode name, as the other
+ * stages do: a person's typo is caught where it would be saved. */
 char *xg_choices_misused(const struct xg_choices_want *w, const char *verb, const char *probe,
 			 int remove);
 
@@ -329,5 +344,23 @@ int xg_choices_start(struct xg_choices *c, const struct xg_choices_want *w, jv r
  */
 int xg_choices_filter(const struct xg_choices_want *want, int verbose, int fd,
 		      struct xg_rec_writer *w);
+
+/*
+ * The views of models, get and accounts for a person (xg-choices(1)): on a
+ * terminal, unless json, the records the verb writes are kept and drawn as
+ * a table when it ends.  xg_choices_view_open gives the stream the verb's
+ * record writer writes to (out itself when records are wanted);
+ * xg_choices_view_close draws what was kept and returns rc, or 74 when
+ * it could not be kept.
+ */
+struct xg_choices_view {
+	FILE *out;
+	FILE *mem;		/* the records kept, or NULL */
+	const char *verb;
+	char *text;
+	size_t len;
+};
+FILE *xg_choices_view_open(struct xg_choices_view *v, const char *verb, FILE *out, int json);
+int xg_choices_view_close(struct xg_choices_view *v, int rc);
 
 #endif

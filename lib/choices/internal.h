@@ -11,6 +11,8 @@
  * files beneath it).  The files, top down: a file calls only files below
  * it.
  *
+ *   view.c      the views a person reads: the records of models, get and
+ *               accounts drawn as a table on a terminal
  *   filter.c    the start stage: the records flow through, each request
  *               followed by its notices and its model record
  *   start.c     the start model of a conversation: an explicit model, the
@@ -24,6 +26,7 @@
  *   models.c    the models verb: each model with the account's
  *               authentication, and --probe, what a provider's server serves
  *   auth.c      the auth verb: a key kept for a provider the catalog has
+ *   tty.c       a key typed at the terminal, the echo off
  *   suggest.c   "did you mean" for a model the catalog does not offer
  *   catalog.c   the model catalog: both files merged, checked and
  *               flattened, and the lookups into it

@@ -111,6 +111,8 @@ int xg_choices_set(const char *account, const char *mode, const char *model,
 	char at[25];
 	int fd = -1, rc;
 
+	if (!mode)
+		mode = "normal";
 	if ((rc = xg_catalog_load(&cat)) == 0) {
 		xg_catalog_warn(&cat);
 		rc = check_choice(&cat, mode, model, effort);

@@ -130,6 +130,7 @@ struct xg_goal_opts {
 	long long rounds;		/* 0: unchanged (default on set) */
 	double hours;			/* 0: unchanged (default on set) */
 	int replace, no_run;
+	int json;			/* get: the record even on a terminal */
 	/* Passed to xg-run. */
 	const char *model, *effort, *account, *variant, *ask, *gate, *work_slice;
 	int stream, verbose;

@@ -128,6 +128,51 @@ int xg_goal_set(const struct xg_goal_opts *o, FILE *out)
 
 /* ---- get ---- */
 
+/* 95 -> "1m 35s", 7300 -> "2h 1m". */
+static void span(double secs, char out[32])
+{
+	long long s = (long long)secs;
+
+	if (s < 60)
+		snprintf(out, 32, "%llds", s);
+	else if (s < 3600)
+		snprintf(out, 32, "%lldm %llds", s / 60, s % 60);
+	else
+		snprintf(out, 32, "%lldh %lldm", s / 3600, s % 3600 / 60);
+}
+
+/*
+ * The goal record as one line for a person at a terminal:
+ *   active  round 3 of 30  12m 5s of 8h  driver 4242  g1: write a.txt
+ * the objective's first line, cut at 60 characters.
+ */
+static void status_line(jv rec, FILE *out)
+{
+	const char *status = xg_json_string_peek(rec, "status");
+	const char *objective = xg_json_string_peek(rec, "objective");
+	jv limits = xg_json_get_peek(rec, "limits");
+	long long rounds = 0, max = 0, driver = 0;
+	double elapsed = 0, hours = 0;
+	size_t n = objective ? strcspn(objective, "\r\n") : 0;
+	char took[32];
+
+	xg_json_int_peek(rec, "rounds", &rounds);
+	xg_json_number_peek(rec, "elapsed_s", &elapsed);
+	xg_json_int_peek(limits, "rounds", &max);
+	xg_json_number_peek(limits, "hours", &hours);
+	span(elapsed, took);
+	fprintf(out, "%s  round %lld of %lld  %s of %gh  ", status ? status : "?", rounds, max, took,
+		hours);
+	if (xg_json_int_peek(rec, "driver", &driver) == 0)
+		fprintf(out, "driver %lld  ", driver);
+	else
+		fputs("no driver  ", out);
+	if (n > 60)
+		n = xg_utf8_start(objective, 60);
+	fprintf(out, "%s: %.*s%s\n", xg_json_string_peek(rec, "conversation"), (int)n,
+		objective ? objective : "", n < strlen(objective ? objective : "") ? "..." : "");
+}
+
 int xg_goal_get(const struct xg_goal_opts *o, FILE *out)
 {
 	struct xg_rec_writer w;
@@ -148,9 +193,14 @@ int xg_goal_get(const struct xg_goal_opts *o, FILE *out)
 		if (is(g.status, "active") && !driver)
 			rec = xg_json_set(rec, "status", jv_string("paused"));
 		rec = xg_json_set(rec, "driver", driver > 0 ? jv_number((double)driver) : jv_null());
-		xg_rec_writer_init(&w, out);
-		xg_rec_write(&w, rec);
-		xg_rec_writer_release(&w);
+		if (!o->json && isatty(fileno(out))) {
+			status_line(rec, out);
+			jv_free(rec);
+		} else {
+			xg_rec_writer_init(&w, out);
+			xg_rec_write(&w, rec);
+			xg_rec_writer_release(&w);
+		}
 	}
 	xg_goal_release(&g);
 	free(conv);

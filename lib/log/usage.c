@@ -4,7 +4,9 @@
  * input, output, the share of input the cache served, and the cost.  A
  * run's cost is the one it recorded; a run that recorded none is priced
  * from the catalog's price of its model now, when it has one; else the
- * cost is unknown, and the row says so.
+ * cost is unknown, and the row says so.  A run that used no tokens costs
+ * nothing whatever its price; a row none of whose runs has a known cost
+ * shows "-", never $0.
  */
 #include "xg.h"
 #include "log/internal.h"
@@ -12,8 +14,12 @@
 
 struct sum {
 	long long runs, in, cached, out, unpriced;
+	long long priced;	/* runs whose cost is known and counted */
 	double cost;
 };
+
+/* What line_cost says of a run that used no tokens and recorded no cost. */
+#define NOTHING_TO_PRICE (-2.0)
 
 struct usage {
 	const struct xg_log_opts *o;
@@ -51,10 +57,14 @@ static void add(struct sum *s, long long in, long long cached, long long out, do
 	s->in += in;
 	s->cached += cached;
 	s->out += out;
-	if (cost < 0)
+	if (cost == NOTHING_TO_PRICE)
+		return;
+	if (cost < 0) {
 		s->unpriced++;
-	else
+	} else {
+		s->priced++;
 		s->cost += cost;
+	}
 }
 
 static double line_cost(struct usage *u, jv line, long long in, long long cached, long long out)
@@ -65,7 +75,7 @@ static double line_cost(struct usage *u, jv line, long long in, long long cached
 	if (xg_json_number_peek(line, "cost", &cost) == 0)
 		return cost;
 	if (in == 0 && out == 0)
-		return 0;
+		return NOTHING_TO_PRICE;
 	if (!model)
 		return -1;
 	if (!u->have_catalog)
@@ -110,18 +120,18 @@ static int visit(jv line, void *ctx)
 	return 0;
 }
 
-static void row(FILE *fp, const char *key, const struct sum *s)
+static void row(FILE *fp, int width, const char *key, const struct sum *s)
 {
 	char in[24], cached[24], out[24], cost[40];
 
 	xg_log_count(s->in, in);
 	xg_log_count(s->cached, cached);
 	xg_log_count(s->out, out);
-	if (s->unpriced == s->runs)
+	if (!s->priced)
 		snprintf(cost, sizeof(cost), "-");
 	else
 		snprintf(cost, sizeof(cost), "$%.4f%s", s->cost, s->unpriced ? "*" : "");
-	fprintf(fp, "%-24s %6lld %9s %9s %9s %6.1f%% %12s\n", key, s->runs, in, cached, out,
+	fprintf(fp, "%-*s %6lld %9s %9s %9s %6.1f%% %12s\n", width, key, s->runs, in, cached, out,
 		s->in ? 100.0 * (double)s->cached / (double)s->in : 0.0, cost);
 }
 
@@ -137,7 +147,7 @@ static void record(FILE *fp, const char *by, const char *key, const struct sum *
 	v = xg_json_set(v, "cached_input", jv_number((double)s->cached));
 	v = xg_json_set(v, "output", jv_number((double)s->out));
 	v = xg_json_set(v, "cache_hit", jv_number(s->in ? (double)s->cached / (double)s->in : 0));
-	v = xg_json_set(v, "cost", s->unpriced == s->runs ? jv_null() : jv_number(s->cost));
+	v = xg_json_set(v, "cost", s->priced ? jv_number(s->cost) : jv_null());
 	v = xg_json_set(v, "unpriced_runs", jv_number((double)s->unpriced));
 	xg_json_dump(&b, v);
 	fprintf(fp, "%s\n", b.buf);
@@ -148,10 +158,22 @@ static void record(FILE *fp, const char *by, const char *key, const struct sum *
 static void report(struct usage *u, FILE *fp)
 {
 	jv keys = jv_keys(jv_copy(u->keys));
+	int width = 5;		/* "total" */
 
+	/* The key column as wide as its widest key, in characters. */
+	jv_array_foreach(keys, i, k) {
+		int w = 0;
+
+		for (const char *p = jv_string_value(k); *p; p++)
+			w += ((unsigned char)*p & 0xc0) != 0x80;
+		if (w > width)
+			width = w;
+		(void)i;
+		jv_free(k);
+	}
 	if (!u->o->json)
-		fprintf(fp, "%-24s %6s %9s %9s %9s %7s %12s\n", u->o->by ? u->o->by : "", "runs",
-			"input", "cached", "output", "hit", "cost");
+		fprintf(fp, "%-*s %6s %9s %9s %9s %7s %12s\n", width, u->o->by ? u->o->by : "",
+			"runs", "input", "cached", "output", "hit", "cost");
 	jv_array_foreach(keys, i, k) {
 		jv at = jv_object_get(jv_copy(u->keys), jv_copy(k));
 		size_t n = (size_t)jv_number_value(at);
@@ -160,7 +182,7 @@ static void report(struct usage *u, FILE *fp)
 		if (u->o->json)
 			record(fp, u->o->by, jv_string_value(k), &u->sums[n]);
 		else if (u->o->by)
-			row(fp, jv_string_value(k), &u->sums[n]);
+			row(fp, width, jv_string_value(k), &u->sums[n]);
 		jv_free(k);
 		jv_free(at);
 	}
@@ -168,8 +190,8 @@ static void report(struct usage *u, FILE *fp)
 	if (u->o->json && u->o->by)
 		record(fp, u->o->by, NULL, &u->total);
 	else if (!u->o->json)
-		row(fp, "total", &u->total);
-	if (!u->o->json && u->total.unpriced && u->total.unpriced < u->total.runs)
+		row(fp, width, "total", &u->total);
+	if (!u->o->json && u->total.unpriced && u->total.priced)
 		fprintf(fp, "* %lld of the runs have no price in the catalog; their cost is left "
 			"out\n", u->total.unpriced);
 }
