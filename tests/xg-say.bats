@@ -192,6 +192,27 @@ assert new(1) == ["all done", "also: wrap up"] or new(1)[-1] == "also: wrap up",
 	[ "$(waiting c1)" = open ]
 }
 
+@test "a message a run had no request left for is kept in the conversation for its next run" {
+	serve <<-EOF
+	$(say_step b1 --conversation c1 "'late one'; kill -TERM \$PPID")
+	{"text": "next run's reply"}
+	EOF
+	xgrun --conversation c1 "work"
+	assert_equal "$status" 143
+	[ "$(end_field .status)" = interrupted ]
+	recs steer | jq -e '.text == "late one" and .next_run == true'
+	[ "$(jq -r 'select(.type == "message" and .role == "user") | .text' "$CONVS/c1.jsonl" | tail -1)" = "late one" ]
+	[ -z "$(waiting c1)" ]
+	[ "$(wc -l <"$FAKE_LOG")" = 1 ]
+	xgrun --conversation c1 "go on"
+	assert_success
+	fake_log "$LOGLIB"'
+assert len(log) == 2
+s = list(strings(items(log[1])))
+assert s.index("late one") < s.index("go on"), s
+'
+}
+
 @test "--run names the run, and its conversation is the one sent to" {
 	serve <<-EOF
 	$(say_step b1 --run r-steer-1 "'from a script, by run id'")
