@@ -1,7 +1,8 @@
 /*
  * xg: the dispatcher.  "xg run TEXT", "xg plan TEXT" and "xg resume
  * [CONVERSATION] TEXT" run the pipeline of a run, "xg compact" shortens a
- * conversation, "xg goal" runs xg-goal for a person; "xg FOO ARGS" runs
+ * conversation, "xg goal" runs xg-goal for a person, "xg say" sends a
+ * message to a run that is going on; "xg FOO ARGS" runs
  * "xg-FOO ARGS", as git runs its commands; "xg commands" lists what can be
  * run, "xg help" tells of it.
  */
@@ -20,6 +21,7 @@ static const char *const usage[] = {
 	"xg resume " RUN_OPTIONS " " RUN_LAST " [conversation] text",
 	"xg resume",
 	"xg compact [conversation]",
+	"xg say [--conversation id | --run id] [text]",
 	"xg goal [--json] verb [argument ...]",
 	"xg skills [--json]",
 	"xg commands",
@@ -74,6 +76,7 @@ static const struct xg_dispatch_verb verbs[] = {
 	{ "resume", "Go on with a conversation of this directory, or list them.",
 	  xg_dispatch_run_verb },
 	{ "run", "Run an agent on a request.", xg_dispatch_run_verb },
+	{ "say", "Send a message to the run that holds a conversation.", xg_dispatch_say_verb },
 	{ "skills", "List the skills of this directory: name, where from, description.",
 	  skills },
 	{ "version", "Print the version.", xg_dispatch_version },

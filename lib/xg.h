@@ -32,6 +32,7 @@
 #include "prog.h"
 #include "clock.h"
 #include "redact.h"
+#include "steer.h"
 
 #include "banned.h"
 #endif

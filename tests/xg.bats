@@ -909,10 +909,13 @@ xg: completed; 1 tool call, 30 ms; conversation c-42"
 	assert_output --partial '{"type":"run_start"'
 }
 
-# The examples of xg(1), one command a line, as the page shows them.
+# The examples of xg(1), one command a line, as the page shows them; a
+# block the page marks as not run by the tests (tests/lib/examples.py) is
+# left out.
 examples() {
 	awk '/^\.Sh EXAMPLES/ { f = 1; next } /^\.Sh/ { f = 0 }
-		f && /^\.Bd -literal/ { b = 1; next } f && /^\.Ed/ { b = 0; next }
+		f && /^\.\\" not run by the tests/ { skip = 1; next }
+		f && /^\.Bd -literal/ { b = !skip; next } f && /^\.Ed/ { b = 0; skip = 0; next }
 		f && b' "$XG_SRCDIR/man/xg.1" | sed 's/\\e/\\/g'
 }
 

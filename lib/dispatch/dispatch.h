@@ -13,6 +13,7 @@
  *   goal.c    xg goal: xg-goal, its records rendered on a terminal
  *   input.c   what a run takes from standard input besides its operands
  *   compact.c xg compact: xg-run --compact on a conversation
+ *   say.c     xg say: a message to the run that holds a conversation
  *   resume.c  the conversations of this directory
  *   render.c  the records as a person reads them, and the reply they tell
  *   row.c     the phase row under the rendered records
@@ -62,6 +63,9 @@ __attribute__((noreturn))
 int xg_dispatch_compact_verb(const struct xg_dispatch_cli *cli, const struct xg_dispatch_verb *v,
 			     int argc, char **argv);
 int xg_dispatch_commands(const struct xg_dispatch_cli *cli, const struct xg_dispatch_verb *v,
+			 int argc, char **argv);
+/* "xg say [--conversation ID | --run ID] [TEXT]" (say.c). */
+int xg_dispatch_say_verb(const struct xg_dispatch_cli *cli, const struct xg_dispatch_verb *v,
 			 int argc, char **argv);
 /* "xg goal [--json] VERB ...": xg-goal, rendered on a terminal (goal.c). */
 int xg_dispatch_goal_verb(const struct xg_dispatch_cli *cli, const struct xg_dispatch_verb *v,
@@ -164,6 +168,16 @@ void xg_dispatch_reply_peek(jv rec, char **reply);
  * only to die (65 when there is none). */
 __attribute__((noreturn))
 void xg_dispatch_compact(const char *conversation);
+
+/*
+ * "xg say": hands text to the run that holds the conversation (when NULL,
+ * the one run goes on, when run is not NULL, else the newest whose
+ * workspace is this directory).  The exit status: 0 once it is handed
+ * over, 69 when no run holds the conversation (or not that run) and
+ * nothing was written, 65 when the text is too long, 75 when the inbox
+ * stays locked or full, 74 for an I/O error.
+ */
+int xg_dispatch_say(const char *conversation, const char *run, const char *text);
 
 /*
  * Rendering a run's records for a person (xg on a terminal, xg(1)): the

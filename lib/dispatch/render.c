@@ -353,6 +353,24 @@ static void render_plan(struct xg_render *r, jv rec, struct xg_buf *out)
 	xg_buf_addch(out, '\n');
 }
 
+/* A message the person sent the run while it went on (xg say): its first
+ * line, and whether it waits for the conversation's next run. */
+static void render_steer(struct xg_render *r, jv rec, struct xg_buf *out)
+{
+	const char *text = xg_json_string_peek(rec, "text");
+
+	if (!text)
+		return;
+	start_line(r, out);
+	style(r, out, BOLD);
+	xg_buf_addstr(out, "you: ");
+	style(r, out, RESET);
+	add_short(out, text, 2 * SUMMARY_MAX);
+	if (jv_get_kind(xg_json_get_peek(rec, "next_run")) == JV_KIND_TRUE)
+		xg_buf_addstr(out, " (too late for this run: kept for the next)");
+	xg_buf_addch(out, '\n');
+}
+
 /* A goal's change (xg-goal): one line, the last of a round saying how the
  * goal stands after it.  A goal record ends what came before it, so a goal
  * alone (xg goal get) is not a run that lost its run_end. */
@@ -501,6 +519,8 @@ void xg_render_record_peek(struct xg_render *r, jv rec, struct xg_buf *out)
 		render_end(r, rec, out);
 	else if (!strcmp(type, "goal"))
 		render_goal(r, rec, out);
+	else if (!strcmp(type, "steer"))
+		render_steer(r, rec, out);
 }
 
 void xg_render_finish(struct xg_render *r, struct xg_buf *out)

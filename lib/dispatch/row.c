@@ -3,7 +3,7 @@
  * replaced in place, naming what a rendered run is inside while nothing
  * else is shown: a tool and how long it has run, a wait on subagents, a
  * silent model, a retry's countdown, and a waiting indicator before the
- * first token.  It folds heartbeats: they move the row, they are never
+ * first token (saying so when the person's message has just gone out).  It folds heartbeats: they move the row, they are never
  * lines of their own.
  *
  * The state comes from the records as the renderer reads them (their
@@ -42,6 +42,7 @@ struct xg_render_row {
 	int64_t oldest_t0;	/* the oldest's start; 0: unknown */
 	char detail[DETAIL_MAX + 40];
 	char waitfor[128];	/* what the run waits for before the model, or "" */
+	int steered;		/* the wait is for a reply to the person's message */
 	unsigned spin;
 };
 
@@ -66,7 +67,8 @@ void xg_render_row_text(struct xg_render_row *w, int64_t now, struct xg_buf *b)
 		return;
 	case P_WAITING:
 		xg_buf_addf(b, "%c waiting for %s ", spinner[w->spin % 4],
-			    w->waitfor[0] ? w->waitfor : "the model");
+			    w->waitfor[0] ? w->waitfor :
+			    w->steered ? "the model to read your message" : "the model");
 		add_duration(b, now - w->t0);
 		return;
 	case P_MODEL:
@@ -321,7 +323,14 @@ static void note(struct xg_render_row *w, jv rec, int64_t now)
 		note_heartbeat(w, rec, now);
 	} else if (!strcmp(type, "run_end")) {
 		w->phase = P_NONE;
+	} else if (!strcmp(type, "steer")) {
+		/* A message from xg say goes with the next request. */
+		w->phase = P_WAITING;
+		w->t0 = now;
+		w->steered = 1;
 	}
+	if (w->phase != P_WAITING || !strcmp(type, "tool_result"))
+		w->steered = 0;
 }
 
 void xg_render_row_begin(struct xg_render_row *w, int writing)

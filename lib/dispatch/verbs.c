@@ -23,6 +23,13 @@ struct verb_cmd {
 
 static const struct xg_option no_options[] = { { 0 } };
 
+enum { SAY_OPT_CONVERSATION = 1, SAY_OPT_RUN };
+static const struct xg_option say_options[] = {
+	{ SAY_OPT_CONVERSATION, 0, "conversation", "id", "the run that holds this conversation" },
+	{ SAY_OPT_RUN, 0, "run", "id", "this run, while it holds its conversation" },
+	{ 0 }
+};
+
 const struct xg_dispatch_verb *xg_dispatch_verb_find(const struct xg_dispatch_verb *verbs,
 						     const char *name)
 {
@@ -49,7 +56,8 @@ static void verb_command(const struct xg_dispatch_cli *cli, const struct xg_disp
 	vc->cmd.name = cli->cmd->name;
 	vc->cmd.summary = v->summary;
 	vc->cmd.usage = vc->usage;
-	vc->cmd.options = v->run == xg_dispatch_run_verb ? cli->cmd->options : no_options;
+	vc->cmd.options = v->run == xg_dispatch_run_verb ? cli->cmd->options :
+			  v->run == xg_dispatch_say_verb ? say_options : no_options;
 }
 
 /* Parses a verb that takes no options and at most one operand, what it
@@ -327,4 +335,40 @@ int xg_dispatch_compact_verb(const struct xg_dispatch_cli *cli, const struct xg_
 	verb_command(cli, v, &vc);
 	parse_plain(&vc.cmd, v->name, argc, argv, "conversation", &o);
 	xg_dispatch_compact(o.nargs ? o.args[0] : NULL);
+}
+
+/* "xg say": the text is the operand, or standard input without one (or
+ * for "-"), which is then not a terminal. */
+int xg_dispatch_say_verb(const struct xg_dispatch_cli *cli, const struct xg_dispatch_verb *v,
+			 int argc, char **argv)
+{
+	const char *arg, *conversation = NULL, *run = NULL;
+	struct verb_cmd vc;
+	struct xg_opts o;
+	char *text;
+	int id, rc;
+
+	verb_command(cli, v, &vc);
+	xg_opt_init(&o, &vc.cmd, argc, argv);
+	while ((id = xg_opt_next(&o, &arg)) != -1)
+		*(id == SAY_OPT_RUN ? &run : &conversation) = arg;
+	if (conversation && run)
+		xg_usage_error(&vc.cmd, "name the conversation or the run, not both");
+	if (o.nargs > 1)
+		xg_usage_error(&vc.cmd, "'say' takes one text (quote it)");
+	if ((conversation && !xg_conv_id_valid(conversation)) || (run && !xg_conv_id_valid(run)))
+		xg_usage_error(&vc.cmd, "'%s' " XG_CONV_ID_BAD, conversation ? conversation : run);
+	if (o.nargs && strcmp(o.args[0], "-")) {
+		text = xg_strdup(o.args[0]);
+	} else {
+		if (isatty(0))
+			xg_usage_error(&vc.cmd, "'say' needs a text, or one on standard input");
+		text = xg_dispatch_read_text(0);
+	}
+	if (!*text)
+		xg_usage_error(&vc.cmd, "the text is empty");
+	rc = xg_dispatch_say(conversation, run, text);
+	free(text);
+	xg_opt_release(&o);
+	return rc;
 }

@@ -9,6 +9,7 @@
  *
  *   loop.c      xg_run: the rounds, the tool calls, how the run ends, and
  *               what a context overflow means (compact, then once more)
+ *   steer.c     the messages "xg say" sends, taken before each request
  *   settings.c  xg-run --settings: the policies below, and where each
  *               came from, without a run
  *   prepare.c   everything before the first request
@@ -48,6 +49,7 @@
 #include "conversation.h"
 #include "json.h"
 #include "rec.h"
+#include "steer.h"
 #include "choices/choices.h"
 #include "run/run.h"
 #include "tools/tools.h"
@@ -256,6 +258,9 @@ struct run {
 	struct run_slice slice;
 	struct run_compact compact;
 
+	/* The conversation's inbox for "xg say" (steer.c). */
+	struct xg_steer steer;
+
 	/* The conversation's goal while it has one (goal.c), else NULL. */
 	struct run_goal *goal;
 
@@ -362,6 +367,21 @@ void xg_run_write_summary(struct run *r, const char *ended);
 /* The run's index line as it stands, with no end, into its live marker:
  * what xg-log lists when the run is killed before any run.json. */
 void xg_run_keep_start(struct run *r);
+
+/* ---- steer.c: the messages of "xg say" ---- */
+
+/* Opens the conversation's inbox, with a notice when it cannot be. */
+void xg_run_steer_open(struct run *r);
+/* Before a request: the messages that came, each a steer record and the
+ * person's message; 0, or r->rc when the conversation could not keep one. */
+int xg_run_steer_take(struct run *r);
+/* A reply asked for no tool: 1 when messages came (added: the run goes
+ * round), 0 when none did and the inbox is closed, -1 when the
+ * conversation could not keep one (the run has failed). */
+int xg_run_steer_last_look(struct run *r);
+/* The rounds are over: the inbox closed, and a message still in it added
+ * to the conversation for its next run. */
+void xg_run_steer_close(struct run *r);
 
 /* ---- slice.c: work slices ---- */
 

@@ -2,7 +2,8 @@
  * The agent loop (man 1 xg-run): xg_run prepares the run (prepare.c), then
  * goes round: one provider call (call.c), the tool calls the reply asks
  * for, each through the gates and into the next request and the
- * conversation, and again, until a reply asks for no tool.  Then the run
+ * conversation, with what the person sent meanwhile (steer.c), and again,
+ * until a reply asks for no tool and no message came.  Then the run
  * ends: completed; unfinished, when the reply hit the model's output
  * limit; or, in plan mode, after one repair request when the reply could
  * not be read as a plan.  A failure anywhere, or a signal, ends it too, and
@@ -298,8 +299,10 @@ static int converse(struct run *r)
 	if (xg_run_load_history(r) || xg_run_note_model_change(r) ||
 	    xg_run_compact_fit_request(r) || xg_run_add_request_message(r))
 		goto out;
+	xg_run_steer_open(r);
 	for (;;) {
-		if (r->signal || xg_run_compact_maybe(r) || call(r, &t))
+		/* What the person sent meanwhile goes with the request. */
+		if (r->signal || xg_run_steer_take(r) || xg_run_compact_maybe(r) || call(r, &t))
 			break;
 		n = xg_json_length_peek(t.calls);
 		for (i = 0; i < n; i++)
@@ -311,11 +314,14 @@ static int converse(struct run *r)
 				break;
 			continue;
 		}
-		/* The results go with the next request. */
-		if (n)
+		/* The results go with the next request; so do messages that
+		 * came by the reply's end, the inbox closing when none did. */
+		if (n || (s = xg_run_steer_last_look(r)) > 0)
 			continue;
-		if (!end_or_repair(r, &t, &repaired))
+		if (s < 0 || !end_or_repair(r, &t, &repaired))
 			break;
+		/* A repair goes round: messages may come again. */
+		xg_run_steer_open(r);
 	}
 	/* A goal's completion claim is checked once the reply has ended, by
 	 * itself or at a work slice's bound. */
@@ -323,6 +329,9 @@ static int converse(struct run *r)
 		xg_run_goal_settle(r);
 out:
 	xg_run_slice_end(r);
+	/* A message that came too late for a request waits in the
+	 * conversation, the newest thing in it. */
+	xg_run_steer_close(r);
 	xg_run_turn_release(&t);
 	return r->rc;
 }
@@ -392,6 +401,7 @@ int xg_run(const struct xg_run_opts *o, FILE *fp)
 	r.o = o;
 	r.conv_hold = -1;
 	r.cue = -1;
+	r.steer.fd = -1;
 	r.t0 = xg_clock_ms();
 	xg_clock_rfc3339(xg_clock_wall_ms(), r.started);
 	r.request = r.snapshot = r.model = r.pack = jv_null();
