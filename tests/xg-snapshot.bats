@@ -463,7 +463,7 @@ stale_entry() {
 # checksum made good again.
 forge_known() {
 	local body
-	body=$(sed -e '$d' -e "s/^[0-9a-f]\{40\}\( .* $1\)\$/$2\1/" .git/xg-untracked)
+	body=$(sed -e '$d' -e "s|^[0-9a-f]\{40\}\( .* $1\)\$|$2\1|" .git/xg-untracked)
 	{ printf '%s\n' "$body"; printf 'sha1 %s\n' "$(printf '%s\n' "$body" | sha1sum | cut -c1-40)"; } \
 		> .git/xg-untracked
 }
@@ -548,12 +548,82 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)')
 	git fsck --no-dangling
 }
 
-@test "with clean filters possible nothing is known: each file is read" {
+@test "a file an attribute converts is read again; one no attribute converts is known" {
 	known_repo
-	forge_known notes.txt "$forged"
-	printf '*.txt text\n' > .gitattributes
+	git config filter.up.clean 'tr a-z A-Z'
+	for rule in text text=auto eol=lf crlf ident filter=up working-tree-encoding=UTF-16; do
+		# Known again while no attribute names it.
+		rm -f .gitattributes
+		snap
+		forge_known notes.txt "$forged"
+		grep -q "^$forged .* notes.txt\$" .git/xg-untracked
+		forge_known tmp/scratch "$forged"
+		printf '*.txt %s\n*.png binary\n' "$rule" > .gitattributes
+		snap
+		assert_success
+		# Its stat data is as known, yet its content is read again.
+		want=notes
+		[[ $rule != filter=up ]] || want=NOTES
+		assert_equal "$(git show "$(field .commit):notes.txt")" "$want"
+		# One the attributes leave alone is taken from what is known.
+		assert_equal "$(git show "$(field .commit):tmp/scratch")" forged
+		# A converted file is not kept for the next one.
+		run grep -c ' notes.txt$' .git/xg-untracked
+		assert_output 0
+		grep -q ' tmp/scratch$' .git/xg-untracked
+	done
+	# An attribute unset converts nothing; core.autocrlf converts all
+	# but those.
+	printf '*.txt -text\n' > .gitattributes
 	snap
-	assert_equal "$(git show "$(field .commit):notes.txt")" notes
+	sleep 0.1
+	snap
+	forge_known notes.txt "$forged"
+	forge_known tmp/scratch "$forged"
+	git config core.autocrlf input
+	snap
+	assert_equal "$(git show "$(field .commit):notes.txt")" forged
+	assert_equal "$(git show "$(field .commit):tmp/scratch")" scratch
+}
+
+@test "an edited tracked file unchanged since the last snapshot is not read again" {
+	make_repo
+	printf 'one, edited\n' > src/one.c
+	printf 'two, edited\n' > src/two.c
+	sleep 0.1
+	snap
+	assert_success
+	assert_equal "$(field .changed)" 2
+	bytes=$(field .bytes)
+	grep -q ' src/one.c$' .git/xg-untracked
+	forged=$(printf 'forged\n' | git hash-object -w --stdin)
+	forge_known src/one.c "$forged"
+	snap
+	assert_equal "$(git show "$(field .commit):src/one.c")" forged
+	assert_equal "$(git show "$(field .commit):src/two.c")" 'two, edited'
+	assert_equal "$(field .bytes)" "$bytes"
+	assert_equal "$(field .changed)" 2
+	# Rewritten with its size and times kept: its ctime tells.
+	stamp=$(stat -c %Y src/one.c)
+	printf 'ONE, EDITED\n' > src/one.c
+	touch -d "@$stamp" src/one.c
+	snap
+	assert_equal "$(git show "$(field .commit):src/one.c")" 'ONE, EDITED'
+	# An attribute that converts it: read again, however known.
+	sleep 0.1
+	snap
+	forge_known src/one.c "$forged"
+	forge_known src/two.c "$forged"
+	printf 'one.c text eol=lf\n' > src/.gitattributes
+	snap
+	assert_equal "$(git show "$(field .commit):src/one.c")" 'ONE, EDITED'
+	assert_equal "$(git show "$(field .commit):src/two.c")" forged
+	# Put back as the index has it, it is no change at all.
+	git checkout -- src/one.c src/two.c
+	rm src/.gitattributes
+	snap
+	assert_equal "$(field .changed)" 0
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git rev-parse 'HEAD^{tree}')"
 }
 
 # snap_traced: a snapshot, with $loaded what the dynamic loader loaded.

@@ -152,17 +152,33 @@ static void gitlink_head(struct xg_snapshot_state *s, size_t i)
 	xg_snapshot_tree_invalidate(s, e->path, e->pathlen);
 }
 
+/* The mode of a file whose stat data is st, as read_blob gives it. */
+static uint32_t mode_of(const struct stat *st)
+{
+	if (S_ISLNK(st->st_mode))
+		return 0120000;
+	return (st->st_mode & 0100) ? 0100755 : 0100644;
+}
+
 int xg_snapshot_blob_hash_tracked(struct xg_snapshot_state *s)
 {
+	struct xg_snapshot_tfile *t = s->t, *tend = s->t + s->nt;
 	size_t i;
 
 	for (i = 0; i < s->ix.nr; i++) {
 		const struct xg_snapshot_entry *e = &s->ix.entries[i];
 		unsigned char *st = &s->sc.state[i];
+		struct xg_snapshot_tfile *tf = NULL;
 		char *data;
 		size_t len;
 		uint32_t mode;
 		int r;
+
+		/* known.c's list of the files to hash, in index order. */
+		while (t < tend && t->i < i)
+			t++;
+		if (t < tend && t->i == i)
+			tf = t;
 
 		if (*st == XG_SNAPSHOT_SCAN_GONE || *st == XG_SNAPSHOT_SCAN_SPECIAL) {
 			if (*st == XG_SNAPSHOT_SCAN_SPECIAL)
@@ -182,9 +198,16 @@ int xg_snapshot_blob_hash_tracked(struct xg_snapshot_state *s)
 		}
 		if (*st != XG_SNAPSHOT_SCAN_HASH)
 			continue;
-		if (xg_snapshot_timed_out(s))
+		if (tf && tf->known) {	/* the blob the last snapshot read */
+			mode = mode_of(&tf->st);
+			len = (size_t)tf->st.st_size;
+			data = NULL;
+			r = 1;
+		} else if (xg_snapshot_timed_out(s)) {
 			return XG_SNAPSHOT_TIMED_OUT;
-		r = read_blob(s, e->path, &data, &len, &mode, NULL);
+		} else {
+			r = read_blob(s, e->path, &data, &len, &mode, tf ? &tf->st : NULL);
+		}
 		if (r < 0 && s->timed_out)
 			return XG_SNAPSHOT_TIMED_OUT;
 		if (r < 0) {
@@ -202,7 +225,10 @@ int xg_snapshot_blob_hash_tracked(struct xg_snapshot_state *s)
 			mode = (e->mode & S_IFMT) == S_IFREG ? (e->mode & 0100 ? 0100755 : 0100644)
 							     : 0100644;
 		s->bytes += len;
-		if (xg_snapshot_pack_add(&s->pk, GIT_OBJECT_BLOB, data, len, s->oids + 20 * i) < 0) {
+		if (tf)
+			tf->hashed = 1;
+		if (data && xg_snapshot_pack_add(&s->pk, GIT_OBJECT_BLOB, data, len,
+						 s->oids + 20 * i) < 0) {
 			snprintf(s->err, sizeof(s->err), "cannot hash '%s': %s", e->path,
 				 xg_snapshot_git_message());
 			return XG_SNAPSHOT_FAILED;

@@ -1,22 +1,26 @@
 /*
- * The untracked files a snapshot knows from the last one.  The index
- * holds the stat data of tracked files, so an unchanged tracked file is
- * never read; nothing holds that of untracked ones, which every snapshot
+ * The files a snapshot knows from the last one.  The index holds the
+ * stat data of tracked files, so an unchanged tracked file is never read;
+ * nothing holds that of untracked ones, nor of edited tracked ones (their
+ * stat data in the index is stale by definition), which every snapshot
  * would read and hash again.  So a snapshot that wrote its objects keeps,
- * in the git directory's xg-untracked, each untracked file's blob with
+ * in the git directory's xg-untracked, the blob of each such file with
  * the stat data it had just before it was read, and the next one takes a
  * file whose stat data is the same as known instead of reading it.
  *
  * What makes that safe is the reference time: before it reads any
- * untracked file a snapshot touches xg-untracked and reads its time back,
+ * such file a snapshot touches xg-untracked and reads its time back,
  * which is the filesystem's own clock (its granularity, a file server's
  * time).  A known file is trusted only when its ctime, which no program
  * can set back, is before the reference time of the snapshot that read
  * it: any write after that read then gave it a later ctime, even one in
  * the same clock tick as the read.  Also: the blob must still be in the
  * repository (git may have pruned it), the file must be on the working
- * tree's filesystem, as must xg-untracked, and nothing is known when clean
- * filters may apply, as their result depends on more than the file.
+ * tree's filesystem, as must xg-untracked, and a file that an attribute
+ * may convert (a filter, text, eol, crlf, ident, working-tree-encoding,
+ * or core.autocrlf) is neither kept nor taken, as its blob depends on
+ * more than the file.  The attributes are asked each time, for each file,
+ * so a changed .gitattributes counts at once.
  *
  * The file is one line per file, then a line with the SHA-1 of all before
  * it; one that does not check out is ignored, and is written again when
@@ -159,62 +163,154 @@ static int settled(const struct xg_snapshot_known *k, const struct xg_snapshot_k
 	       (f->ctime_s == (int64_t)k->old.tv_sec && f->ctime_ns < k->old.tv_nsec);
 }
 
+/* Whether an attribute may convert path's content on its way in: a
+ * filter, text (core.autocrlf when text is not unset), eol, crlf, ident
+ * or working-tree-encoding that is set or has a value.  1 too when the
+ * attributes cannot be read. */
+static int converts(struct xg_snapshot_state *s, const char *path)
+{
+	static const char *names[] = { "filter", "text", "eol", "crlf", "ident",
+				       "working-tree-encoding" };
+	const char *v[6];
+	int i, off[6];
+
+	if (!s->can_filter)
+		return 0;
+	if (xg_snapshot_repo_open(s) < 0 ||
+	    git_attr_get_many(v, s->repo, GIT_ATTR_CHECK_FILE_THEN_INDEX, path, 6, names) < 0)
+		return 1;
+	for (i = 0; i < 6; i++) {
+		git_attr_value_t t = git_attr_value(v[i]);
+
+		if (t != GIT_ATTR_VALUE_UNSPECIFIED && t != GIT_ATTR_VALUE_FALSE)
+			return 1;
+		off[i] = t == GIT_ATTR_VALUE_FALSE;
+	}
+	/* core.autocrlf converts a file whose text (or crlf) is not unset. */
+	return s->autocrlf && !off[1] && !off[3];
+}
+
+/* The known blob of a file whose stat data is st, or NULL. */
+static const unsigned char *known_oid(struct xg_snapshot_state *s, const char *path,
+				      const struct stat *st)
+{
+	const struct xg_snapshot_known_file *f = lookup(&s->known, path);
+
+	if (!f || !same_stat(f, st) || !settled(&s->known, f) || !xg_snapshot_has(s, f->oid))
+		return NULL;
+	return f->oid;
+}
+
+/* The tracked files to hash, each with its stat data, and whether no
+ * attribute converts it; 0 when there is none. */
+static size_t list_tracked(struct xg_snapshot_state *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->ix.nr; i++) {
+		struct xg_snapshot_tfile *t;
+
+		if (s->sc.state[i] != XG_SNAPSHOT_SCAN_HASH)
+			continue;
+		XG_ALLOC_GROW(s->t, s->nt + 1, s->at);
+		t = &s->t[s->nt++];
+		memset(t, 0, sizeof(*t));
+		t->i = i;
+	}
+	return s->nt;
+}
+
 void xg_snapshot_known_apply(struct xg_snapshot_state *s)
 {
 	struct xg_snapshot_known *k = &s->known;
+	const unsigned char *oid;
 	size_t i;
 
-	if (s->can_filter || !s->nu || open_known(s) < 0)
+	if ((!list_tracked(s) && !s->nu) || open_known(s) < 0)
 		return;
 	k->ok = 1;
 	parse(s);
 	for (i = 0; i < s->nu; i++) {
 		struct xg_snapshot_ufile *u = &s->u[i];
-		const struct xg_snapshot_known_file *f;
 
 		if (u->type != DT_REG && u->type != DT_LNK)
 			continue;
-		if (!(f = lookup(k, u->path)) || !same_stat(f, &u->st) || !settled(k, f))
+		if (!(u->plain = !converts(s, u->path)))
 			continue;
-		if (!xg_snapshot_has(s, f->oid))
+		if (!(oid = known_oid(s, u->path, &u->st)))
 			continue;
-		memcpy(u->oid, f->oid, 20);
+		memcpy(u->oid, oid, 20);
 		u->known = 1;
 		k->used++;
 	}
+	/* An edited tracked file is stale in the index by definition: what
+	 * the last snapshot read of it is known the same way. */
+	for (i = 0; i < s->nt; i++) {
+		struct xg_snapshot_tfile *t = &s->t[i];
+		const char *path = s->ix.entries[t->i].path;
+
+		if (!(t->plain = !converts(s, path)))
+			continue;
+		if (fstatat(s->rootfd, path, &t->st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    (!S_ISREG(t->st.st_mode) && !S_ISLNK(t->st.st_mode)) ||
+		    !(oid = known_oid(s, path, &t->st)))
+			continue;
+		memcpy(s->oids + 20 * t->i, oid, 20);
+		t->known = 1;
+		k->used++;
+	}
+}
+
+static void add_line(struct xg_buf *b, const unsigned char oid[20], const struct stat *st,
+		     const char *path)
+{
+	char hex[41];
+
+	xg_snapshot_sha1_hex(oid, hex);
+	xg_buf_addf(b, "%s %o %llu %lld.%09ld %lld.%09ld %llu %llu %u %u %s\n", hex,
+		    (unsigned)st->st_mode, (unsigned long long)st->st_size,
+		    (long long)st->st_mtim.tv_sec, (long)st->st_mtim.tv_nsec,
+		    (long long)st->st_ctim.tv_sec, (long)st->st_ctim.tv_nsec,
+		    (unsigned long long)st->st_ino, (unsigned long long)st->st_dev,
+		    (unsigned)st->st_uid, (unsigned)st->st_gid, path);
+}
+
+/* Whether the file is kept: read or known, no attribute converting it. */
+static int keep_u(const struct xg_snapshot_ufile *u)
+{
+	return (u->type == DT_REG || u->type == DT_LNK) && u->plain && !strpbrk(u->path, "\n\\");
+}
+
+static int keep_t(const struct xg_snapshot_state *s, const struct xg_snapshot_tfile *t)
+{
+	return t->hashed && t->plain && !strpbrk(s->ix.entries[t->i].path, "\n\\");
 }
 
 void xg_snapshot_known_save(struct xg_snapshot_state *s)
 {
 	struct xg_snapshot_known *k = &s->known;
 	struct xg_buf b = XG_BUF_INIT(0);
-	char hex[41], *file;
+	char *file;
 	size_t i, n = 0;
 
-	if (!k->ok || s->can_filter || strchr(s->workdir, '\n'))
+	if (!k->ok || strchr(s->workdir, '\n'))
 		return;
 	for (i = 0; i < s->nu; i++)
-		if (s->u[i].type == DT_REG || s->u[i].type == DT_LNK)
-			n++;
+		n += keep_u(&s->u[i]);
+	for (i = 0; i < s->nt; i++)
+		n += keep_t(s, &s->t[i]);
 	/* Nothing new to say: each file came from what was known. */
 	if (n == k->used && n == k->nr)
 		return;
 	xg_buf_addf(&b, HEADER "%lld.%09ld %s\n", (long long)k->ref.tv_sec, (long)k->ref.tv_nsec,
 		    s->workdir);
-	for (i = 0; i < s->nu; i++) {
-		const struct xg_snapshot_ufile *u = &s->u[i];
-		const struct stat *st = &u->st;
-
-		if ((u->type != DT_REG && u->type != DT_LNK) || strpbrk(u->path, "\n\\"))
-			continue;
-		xg_snapshot_sha1_hex(u->oid, hex);
-		xg_buf_addf(&b, "%s %o %llu %lld.%09ld %lld.%09ld %llu %llu %u %u %s\n", hex,
-			    (unsigned)st->st_mode, (unsigned long long)st->st_size,
-			    (long long)st->st_mtim.tv_sec, (long)st->st_mtim.tv_nsec,
-			    (long long)st->st_ctim.tv_sec, (long)st->st_ctim.tv_nsec,
-			    (unsigned long long)st->st_ino, (unsigned long long)st->st_dev,
-			    (unsigned)st->st_uid, (unsigned)st->st_gid, u->path);
-	}
+	for (i = 0; i < s->nu; i++)
+		if (keep_u(&s->u[i]))
+			add_line(&b, s->u[i].oid, &s->u[i].st, s->u[i].path);
+	for (i = 0; i < s->nt; i++)
+		if (keep_t(s, &s->t[i]))
+			add_line(&b, s->oids + 20 * s->t[i].i, &s->t[i].st,
+				 s->ix.entries[s->t[i].i].path);
 	xg_snapshot_sha1_seal(&b);
 	file = xg_path_join(s->gitdir, "xg-untracked");
 	xg_write_cache(file, b.buf, b.len, 0644);
