@@ -586,6 +586,48 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)')
 	assert_equal "$(git show "$(field .commit):tmp/scratch")" scratch
 }
 
+@test "what converts is decided as git decides it: the last rule to say, the deepest file, the index's" {
+	known_repo
+	mkdir -p sub/deep
+	printf 'a\n' > sub/a.txt
+	printf 'b\n' > sub/deep/b.png
+	printf 'c\n' > sub/deep/c.TXT
+	printf 'd\n' > sub/deep/d.md
+	sleep 0.1
+	snap
+	forged=$(printf 'forged\n' | git hash-object -w --stdin)
+	# Top down, the last line to say wins: *.txt converts, except under
+	# sub/ where it is unset again; an image is binary, whatever * says.
+	printf '* text=auto\n*.png binary\n' > .gitattributes
+	printf '*.txt -text\ndeep/*.md eol=lf\n' > sub/.gitattributes
+	# The deeper file says last; *.txt does not name c.TXT.
+	printf 'd.md -eol -text\n' > sub/deep/.gitattributes
+	for f in notes.txt sub/a.txt sub/deep/b.png sub/deep/c.TXT sub/deep/d.md; do
+		forge_known "$f" "$forged"
+	done
+	snap
+	assert_success
+	forged_in() { [[ $(git show "$(field .commit):$1") == forged ]]; }
+	! forged_in notes.txt
+	forged_in sub/a.txt
+	forged_in sub/deep/b.png
+	! forged_in sub/deep/c.TXT
+	forged_in sub/deep/d.md
+	# A .gitattributes the index has and the tree does not is libgit2's
+	# to read: it still counts.
+	rm .gitattributes sub/.gitattributes sub/deep/.gitattributes
+	snap
+	grep -q ' sub/a.txt$' .git/xg-untracked
+	printf 'a.txt text\n' > sub/.gitattributes
+	git add sub/.gitattributes && git commit -qm attributes
+	rm sub/.gitattributes
+	forge_known sub/a.txt "$forged"
+	forge_known notes.txt "$forged"
+	snap
+	assert_equal "$(git show "$(field .commit):sub/a.txt")" a
+	assert_equal "$(git show "$(field .commit):notes.txt")" forged
+}
+
 @test "an edited tracked file unchanged since the last snapshot is not read again" {
 	make_repo
 	printf 'one, edited\n' > src/one.c

@@ -379,6 +379,14 @@ struct xg_snapshot_known {
 	uint64_t dev;		/* the working tree's filesystem */
 	struct xg_snapshot_known_file *files;	/* sorted by path */
 	size_t nr, alloc, used;
+	struct xg_snapshot_attr_file *attrs;	/* .gitattributes read so far */
+	size_t nattrs, aattrs;
+};
+
+struct xg_snapshot_attr_file {	/* a directory's .gitattributes (known.c) */
+	char *dir;		/* "" for the top, "a/b" below */
+	struct xg_buf text;	/* empty: none */
+	int opaque;		/* what libgit2 must read: in the index only, a macro */
 };
 
 struct xg_snapshot_driver;	/* a filter driver (driver.c) */

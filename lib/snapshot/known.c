@@ -163,6 +163,169 @@ static int settled(const struct xg_snapshot_known *k, const struct xg_snapshot_k
 	       (f->ctime_s == (int64_t)k->old.tv_sec && f->ctime_ns < k->old.tv_nsec);
 }
 
+/*
+ * The attributes that convert, as the tree's .gitattributes files say
+ * them, read here rather than by libgit2, whose look-up costs a dozen
+ * system calls a path.  It answers only what it knows as git does: when
+ * no file outside the tree may say anything (config_filter), each file in
+ * the working tree, without a macro of its own, and each pattern plain
+ * (not quoted); else libgit2 is asked.
+ */
+enum { ATTR_FILTER, ATTR_TEXT, ATTR_EOL, ATTR_CRLF, ATTR_IDENT, ATTR_WTE, ATTR_N };
+enum { VAL_UNSPECIFIED, VAL_UNSET, VAL_SET };	/* a value counts as set */
+
+static const char *const attr_names[ATTR_N] = { "filter", "text", "eol", "crlf", "ident",
+						"working-tree-encoding" };
+
+/* The .gitattributes of dir (len bytes of a path), read once. */
+static struct xg_snapshot_attr_file *attr_file(struct xg_snapshot_state *s, const char *dir,
+					       size_t len)
+{
+	struct xg_snapshot_known *k = &s->known;
+	struct xg_snapshot_attr_file *f;
+	struct xg_snapshot_scan_dir *d;
+	char *p;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < k->nattrs; i++)
+		if (strlen(k->attrs[i].dir) == len && !memcmp(k->attrs[i].dir, dir, len))
+			return &k->attrs[i];
+	XG_ALLOC_GROW(k->attrs, k->nattrs + 1, k->aattrs);
+	f = &k->attrs[k->nattrs++];
+	memset(f, 0, sizeof(*f));
+	f->dir = xg_strndup(dir, len);
+	xg_buf_init(&f->text, 0);
+	p = len ? xg_asprintf("%s/.gitattributes", f->dir) : xg_strdup(".gitattributes");
+	fd = openat(s->rootfd, p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	free(p);
+	if (fd < 0) {
+		/* One the index has and the tree does not: libgit2 reads it. */
+		d = xg_snapshot_scan_lookup(&s->sc, dir, len);
+		f->opaque = errno != ENOENT || (d && d->has_gitattributes);
+		return f;
+	}
+	if (xg_read_fd(fd, &f->text) < 0)
+		f->opaque = 1;
+	close(fd);
+	/* A macro, or a quoted pattern, is libgit2's to read. */
+	for (p = f->text.buf; p && p < f->text.buf + f->text.len; p = strchr(p, '\n'), p = p ? p + 1 : p) {
+		p += strspn(p, " \t\r");
+		if (*p == '"' || !strncmp(p, "[attr]", 6))
+			f->opaque = 1;
+	}
+	return f;
+}
+
+/* Applies one token of a matching line to val. */
+static void attr_token(const char *tok, size_t len, unsigned char val[ATTR_N])
+{
+	unsigned char v = VAL_SET;
+	size_t n, i;
+
+	if (len == 6 && !memcmp(tok, "binary", 6)) {	/* -diff -merge -text */
+		val[ATTR_TEXT] = VAL_UNSET;
+		return;
+	}
+	if (*tok == '-' || *tok == '!') {
+		v = *tok == '-' ? VAL_UNSET : VAL_UNSPECIFIED;
+		tok++;
+		len--;
+	}
+	n = strcspn(tok, "=");
+	if (n > len)
+		n = len;
+	for (i = 0; i < ATTR_N; i++)
+		if (strlen(attr_names[i]) == n && !memcmp(tok, attr_names[i], n))
+			val[i] = v;
+}
+
+/* Whether pattern (len bytes) matches path, relative to the file's
+ * directory, as gitattributes patterns do; lower: both in lower case. */
+static int attr_match(const char *pat, size_t len, const char *rel, int lower)
+{
+	char p[512], r[PATH_MAX];
+	const char *base = strrchr(rel, '/');
+	size_t i;
+
+	if (len >= sizeof(p) || strlen(rel) >= sizeof(r))
+		return -1;
+	memcpy(p, pat, len);
+	p[len] = '\0';
+	memcpy(r, rel, strlen(rel) + 1);
+	for (i = 0; lower && p[i]; i++)
+		p[i] = (char)tolower((unsigned char)p[i]);
+	for (i = 0; lower && r[i]; i++)
+		r[i] = (char)tolower((unsigned char)r[i]);
+	if (p[0] == '!' || p[len - 1] == '/')	/* git and libgit2 may differ */
+		return -1;
+	if (!memchr(p, '/', len))
+		return xg_snapshot_wildmatch(p, r + (base ? base - rel + 1 : 0), 0);
+	return xg_snapshot_wildmatch(p[0] == '/' ? p + 1 : p, r, 1);
+}
+
+/* The six attributes of path from the tree's files, top down, each line in
+ * turn, the last to say one deciding it: 0, or -1 when libgit2 must. */
+static int attr_eval(struct xg_snapshot_state *s, const char *path, int lower,
+		     unsigned char val[ATTR_N])
+{
+	const char *slash = path;
+	size_t dlen = 0;
+
+	memset(val, VAL_UNSPECIFIED, ATTR_N);
+	for (;;) {
+		struct xg_snapshot_attr_file *f = attr_file(s, path, dlen);
+		const char *rel = dlen ? path + dlen + 1 : path, *p, *end;
+
+		if (f->opaque)
+			return -1;
+		for (p = f->text.buf, end = p + f->text.len; p && p < end;) {
+			const char *eol = memchr(p, '\n', (size_t)(end - p)), *q;
+			size_t n;
+			int m;
+
+			if (!eol)
+				eol = end;
+			p += strspn(p, " \t\r");
+			n = strcspn(p, " \t\r\n");
+			if (p < eol && *p != '#' && n) {
+				if ((m = attr_match(p, n, rel, lower)) < 0)
+					return -1;
+				for (q = p + n; m && q < eol;) {
+					q += strspn(q, " \t\r");
+					n = strcspn(q, " \t\r\n");
+					if (q + n > eol)
+						n = (size_t)(eol - q);
+					if (n)
+						attr_token(q, n, val);
+					q += n;
+				}
+			}
+			p = eol + 1;
+		}
+		if (!(slash = strchr(slash, '/')))
+			return 0;
+		dlen = (size_t)(slash - path);
+		slash++;
+	}
+}
+
+/* What the tree's files say of path: 1 it converts, 0 it does not, -1
+ * they cannot tell (core.ignorecase could change the answer included). */
+static int attr_converts(struct xg_snapshot_state *s, const char *path)
+{
+	unsigned char a[ATTR_N], b[ATTR_N];
+	int i;
+
+	if (s->config_filter || attr_eval(s, path, 0, a) < 0 || attr_eval(s, path, 1, b) < 0 ||
+	    memcmp(a, b, ATTR_N))
+		return -1;
+	for (i = 0; i < ATTR_N; i++)
+		if (a[i] == VAL_SET)
+			return 1;
+	return 0;
+}
+
 /* Whether an attribute may convert path's content on its way in: a
  * filter, text (core.autocrlf when text is not unset), eol, crlf, ident
  * or working-tree-encoding that is set or has a value.  1 too when the
@@ -176,6 +339,8 @@ static int converts(struct xg_snapshot_state *s, const char *path)
 
 	if (!s->can_filter)
 		return 0;
+	if ((i = attr_converts(s, path)) >= 0)
+		return i;
 	if (xg_snapshot_repo_open(s) < 0 ||
 	    git_attr_get_many(v, s->repo, GIT_ATTR_CHECK_FILE_THEN_INDEX, path, 6, names) < 0)
 		return 1;
@@ -320,6 +485,13 @@ void xg_snapshot_known_save(struct xg_snapshot_state *s)
 
 void xg_snapshot_known_release(struct xg_snapshot_known *k)
 {
+	size_t i;
+
+	for (i = 0; i < k->nattrs; i++) {
+		free(k->attrs[i].dir);
+		xg_buf_release(&k->attrs[i].text);
+	}
+	free(k->attrs);
 	free(k->files);
 	xg_buf_release(&k->text);
 	memset(k, 0, sizeof(*k));
