@@ -783,6 +783,27 @@ same_fields() {
 	assert_equal "$(field .base)" null
 }
 
+@test "line-ending rules leave a file without a CR as it is, without libgit2; one with CRs is converted" {
+	make_repo
+	printf '*.c text eol=lf\n*.md text=auto\n*.bat eol=crlf\n' > .gitattributes
+	git add .gitattributes && git commit -qm attributes
+	snap
+	printf 'one, edited\n' > src/one.c
+	printf 'new\n' > new.md
+	printf 'echo\n' > run.bat
+	snap_traced
+	assert_success
+	[[ $loaded != *libgit2* ]] || fail "libgit2 was loaded: $loaded"
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	printf 'one\r\nedited\r\n' > src/one.c
+	printf 'new\r\n' > new.md
+	printf 'echo\r\n' > run.bat
+	snap_traced
+	[[ $loaded == *libgit2* ]] || fail "libgit2 was not loaded: $loaded"
+	assert_equal "$(git show "$(field .commit):src/one.c")" "$(printf 'one\nedited')"
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+}
+
 @test "a damaged xg-settings is ignored, and written again" {
 	make_repo
 	snap

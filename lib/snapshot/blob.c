@@ -97,9 +97,11 @@ static int clean_filters(struct xg_snapshot_state *s, const char *path, struct x
 /* Reads path's content as git would store it: a symlink's target, a file's
  * bytes through the clean filters when attributes or core.autocrlf may ask
  * for them, and its stat data, as read just before, into *stp unless NULL.
- * 1 done, 0 gone or not a file any more, -1 unreadable (or the time ran
- * out, s->timed_out set), -2 its filter driver failed. */
-static int read_blob(struct xg_snapshot_state *s, const char *path, char **data,
+ * eol_only: the attributes convert only line endings (known.c), so bytes
+ * without a CR stay as they are and need no filter.  1 done, 0 gone or
+ * not a file any more, -1 unreadable (or the time ran out, s->timed_out
+ * set), -2 its filter driver failed. */
+static int read_blob(struct xg_snapshot_state *s, const char *path, int eol_only, char **data,
 		     size_t *len, uint32_t *mode, struct stat *stp)
 {
 	struct xg_buf b = XG_BUF_INIT(0);
@@ -118,7 +120,8 @@ static int read_blob(struct xg_snapshot_state *s, const char *path, char **data,
 		*mode = (st.st_mode & 0100) ? 0100755 : 0100644;
 		if (read_file(s, path, (size_t)st.st_size, &b) < 0)
 			goto fail;
-		if (s->can_filter && (rc = clean_filters(s, path, &b)) != XG_SNAPSHOT_DONE) {
+		if (s->can_filter && !(eol_only && (!b.len || !memchr(b.buf, '\r', b.len))) &&
+		    (rc = clean_filters(s, path, &b)) != XG_SNAPSHOT_DONE) {
 			xg_buf_release(&b);
 			return rc == XG_SNAPSHOT_TIMED_OUT ? -1 : -2;
 		}
@@ -206,7 +209,8 @@ int xg_snapshot_blob_hash_tracked(struct xg_snapshot_state *s)
 		} else if (xg_snapshot_timed_out(s)) {
 			return XG_SNAPSHOT_TIMED_OUT;
 		} else {
-			r = read_blob(s, e->path, &data, &len, &mode, tf ? &tf->st : NULL);
+			r = read_blob(s, e->path, tf && tf->eol_only, &data, &len, &mode,
+				      tf ? &tf->st : NULL);
 		}
 		if (r < 0 && s->timed_out)
 			return XG_SNAPSHOT_TIMED_OUT;
@@ -261,7 +265,7 @@ int xg_snapshot_blob_hash_untracked(struct xg_snapshot_state *s)
 		}
 		if (xg_snapshot_timed_out(s))
 			return XG_SNAPSHOT_TIMED_OUT;
-		r = read_blob(s, f->path, &data, &len, &f->mode, &f->st);
+		r = read_blob(s, f->path, f->eol_only, &data, &len, &f->mode, &f->st);
 		if (r <= 0) {
 			if (s->timed_out)
 				return XG_SNAPSHOT_TIMED_OUT;

@@ -347,6 +347,7 @@ struct xg_snapshot_ufile {	/* an untracked file to include */
 	unsigned char type;	/* DT_REG, DT_LNK, DT_DIR for a nested repository; 0: left out */
 	unsigned char known;	/* oid comes from the last snapshot (known.c) */
 	unsigned char plain;	/* no attribute converts it: it may be known */
+	unsigned char eol_only;	/* only its line endings: without a CR, none */
 	unsigned char oid[20];
 	uint32_t mode;
 	uint64_t size;
@@ -357,6 +358,7 @@ struct xg_snapshot_tfile {	/* a tracked file whose stat data changed */
 	size_t i;		/* its index entry */
 	unsigned char known;	/* s->oids' comes from the last snapshot */
 	unsigned char plain;	/* no attribute converts it: it may be known */
+	unsigned char eol_only;	/* only its line endings: without a CR, none */
 	unsigned char hashed;	/* its blob is in s->oids */
 	struct stat st;		/* before it was read; st_mode 0: not seen */
 };

@@ -310,26 +310,32 @@ static int attr_eval(struct xg_snapshot_state *s, const char *path, int lower,
 	}
 }
 
-/* What the tree's files say of path: 1 it converts, 0 it does not, -1
- * they cannot tell (core.ignorecase could change the answer included). */
+/* What the tree's files say of path: 1 it converts, 2 only its line
+ * endings (text, eol, crlf), 0 it does not, -1 they cannot tell
+ * (core.ignorecase could change the answer included). */
 static int attr_converts(struct xg_snapshot_state *s, const char *path)
 {
 	unsigned char a[ATTR_N], b[ATTR_N];
-	int i;
+	int i, eol = 0;
 
 	if (s->config_filter || attr_eval(s, path, 0, a) < 0 || attr_eval(s, path, 1, b) < 0 ||
 	    memcmp(a, b, ATTR_N))
 		return -1;
-	for (i = 0; i < ATTR_N; i++)
-		if (a[i] == VAL_SET)
+	for (i = 0; i < ATTR_N; i++) {
+		if (a[i] != VAL_SET)
+			continue;
+		if (i != ATTR_TEXT && i != ATTR_EOL && i != ATTR_CRLF)
 			return 1;
-	return 0;
+		eol = 1;
+	}
+	return eol ? 2 : 0;
 }
 
 /* Whether an attribute may convert path's content on its way in: a
  * filter, text (core.autocrlf when text is not unset), eol, crlf, ident
  * or working-tree-encoding that is set or has a value.  1 too when the
- * attributes cannot be read. */
+ * attributes cannot be read; 2 when the tree's files say only its line
+ * endings are converted, which leaves a file without a CR as it is. */
 static int converts(struct xg_snapshot_state *s, const char *path)
 {
 	static const char *names[] = { "filter", "text", "eol", "crlf", "ident",
@@ -390,6 +396,7 @@ void xg_snapshot_known_apply(struct xg_snapshot_state *s)
 	struct xg_snapshot_known *k = &s->known;
 	const unsigned char *oid;
 	size_t i;
+	int c;
 
 	if ((!list_tracked(s) && !s->nu) || open_known(s) < 0)
 		return;
@@ -400,7 +407,9 @@ void xg_snapshot_known_apply(struct xg_snapshot_state *s)
 
 		if (u->type != DT_REG && u->type != DT_LNK)
 			continue;
-		if (!(u->plain = !converts(s, u->path)))
+		c = converts(s, u->path);
+		u->eol_only = c == 2;
+		if (!(u->plain = !c))
 			continue;
 		if (!(oid = known_oid(s, u->path, &u->st)))
 			continue;
@@ -414,7 +423,9 @@ void xg_snapshot_known_apply(struct xg_snapshot_state *s)
 		struct xg_snapshot_tfile *t = &s->t[i];
 		const char *path = s->ix.entries[t->i].path;
 
-		if (!(t->plain = !converts(s, path)))
+		c = converts(s, path);
+		t->eol_only = c == 2;
+		if (!(t->plain = !c))
 			continue;
 		if (fstatat(s->rootfd, path, &t->st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    (!S_ISREG(t->st.st_mode) && !S_ISLNK(t->st.st_mode)) ||
