@@ -19,6 +19,8 @@
 #                              folders, one of them edited since
 #   bench_read_rounds ROUNDS RUNS
 #                              prints a script of rounds that read f.txt (below)
+#   bench_bash_rounds ROUNDS RUNS
+#                              the same, each round a bash tool running true
 #   bench_read_work            $tmp/work, a folder with f.txt of 1 KiB in it
 #
 # The benches that talk to a provider start it, make a home, then a catalog:
@@ -93,9 +95,18 @@ bench_repo() {
 # each, a round being a reply that asks for one read of f.txt, and each run
 # ended by a text reply.
 bench_read_rounds() {
+	bench_tool_rounds "$1" "$2" '"read", "args": {"path": "f.txt"}'
+}
+
+# bench_bash_rounds ROUNDS RUNS: the same with a bash tool running true.
+bench_bash_rounds() {
+	bench_tool_rounds "$1" "$2" '"bash", "args": {"command": "true"}'
+}
+
+bench_tool_rounds() {
 	i=0
 	while [ $i -lt "$2" ]; do
-		echo '{"tool_calls": [{"name": "read", "args": {"path": "f.txt"}}],' \
+		echo '{"tool_calls": [{"name": '"$3"'}],' \
 			'"usage": {"input": 1000, "cached_input": 900, "output": 8}, "repeat": '"$1"'}'
 		echo '{"text": "done"}'
 		i=$((i + 1))

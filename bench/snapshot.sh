@@ -15,9 +15,18 @@
 # Then the unchanged case: nothing is touched between one snapshot and the
 # next, and xg-snapshot is timed against `git status` on the same tree (its
 # lstat walk and untracked scan; target at most 1.0).
+#
+# Last, a repository as real ones are: 4,800 files of 2 KiB of source,
+# text and images in 60 directories, with a .gitattributes of text and eol
+# rules (and binary for images), 300 untracked files of the same kinds,
+# unchanged since the last snapshot, then with 50 tracked files edited
+# too; xg-snapshot against `git status` again (target at most 1.0 each).
+#
+#   sh bench/snapshot.sh [rounds] attributes    runs only this last part
 set -eu
 
 rounds=${1:-11}
+only=${2:-}
 here=$(cd "$(dirname "$0")/.." && pwd)
 xg=$here/bin/xg-snapshot
 [ -x "$xg" ] || { echo "bench/snapshot.sh: build first (make)" >&2; exit 1; }
@@ -28,7 +37,7 @@ trap '[ -n "${XG_BENCH_DIR:-}" ] || rm -rf "$top"' EXIT INT TERM
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost
 export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
 
-if [ ! -d "$repo/.git" ]; then
+if [ -z "$only" ] && [ ! -d "$repo/.git" ]; then
 	mkdir -p "$repo"
 	git -C "$repo" init -q
 	git -C "$repo" config user.name bench
@@ -127,6 +136,7 @@ alternate() {
 	done
 }
 
+if [ -z "$only" ]; then
 alternate time_ms git_plumbing "$top/git.us" xg_snapshot "$top/xg.us"
 grep -q '"commit":"' "$top/record" || { echo "bench/snapshot.sh: no commit:" >&2; cat "$top/record" >&2; exit 1; }
 g=$(median < "$top/git.us")
@@ -145,3 +155,75 @@ echo 'unchanged tree (nothing touched since the last snapshot):'
 printf 'git status:                                     median %d.%03d ms\n' $((g / 1000)) $((g % 1000))
 printf 'xg-snapshot:                                    median %d.%03d ms\n' $((x / 1000)) $((x % 1000))
 awk -v x="$x" -v g="$g" 'BEGIN { printf "xg-snapshot / git status = %.2f (target <= 1.00)\n", x / g }'
+fi
+
+# The repository with attributes: each kind of file in turn, the rules
+# as real projects write them.
+kinds='c h md json sh png txt py'
+arepo=$top/attributes
+if [ ! -d "$arepo/.git" ]; then
+	git init -q "$arepo"
+	printf '%s\n' '*.c text eol=lf' '*.h text eol=lf' '*.sh text eol=lf' '*.py text' \
+		'*.bat text eol=crlf' '*.png binary' '*.jpg binary' > "$arepo/.gitattributes"
+	i=0
+	while [ $i -lt 60 ]; do
+		d=$arepo/$(printf 'm%02d' $i)
+		mkdir "$d"
+		# 80 files of 2 KiB: 163840 bytes of base64 in lines of 64.
+		head -c 122880 /dev/urandom | base64 -w 63 | (cd "$d" && split -b 2048 -a 2 -d - f)
+		k=0
+		for f in "$d"/f*; do
+			set -- $kinds
+			shift $((k % 8))
+			mv "$f" "$f.$1"
+			k=$((k + 1))
+		done
+		i=$((i + 1))
+	done
+	git -C "$arepo" add -A
+	git -C "$arepo" commit -qm 'the tree'
+	mkdir "$arepo/scratch"
+	i=0
+	while [ $i -lt 300 ]; do
+		set -- $kinds
+		shift $((i % 8))
+		if [ $i -lt 200 ]; then f=$arepo/scratch/u$i.$1
+		else f=$arepo/$(printf 'm%02d/u%d' $((i % 60)) $i).$1; fi
+		head -c 1500 /dev/urandom | base64 > "$f"
+		i=$((i + 1))
+	done
+	sleep 1
+fi
+repo=$arepo
+xg_snapshot
+alternate still_ms git_status "$top/astatus.us" xg_snapshot "$top/astill.us"
+g=$(median < "$top/astatus.us")
+x=$(median < "$top/astill.us")
+echo 'attributes: 4800 tracked files, .gitattributes with text and eol rules, 300 untracked, unchanged:'
+printf 'git status:                                     median %d.%03d ms\n' $((g / 1000)) $((g % 1000))
+printf 'xg-snapshot:                                    median %d.%03d ms\n' $((x / 1000)) $((x % 1000))
+awk -v x="$x" -v g="$g" 'BEGIN { printf "xg-snapshot / git status = %.2f (target <= 1.00)\n", x / g }'
+
+# 50 tracked files edited (each kind in turn), then left alone.
+if [ ! -f "$arepo/.edited" ]; then
+	i=0
+	while [ $i -lt 50 ]; do
+		set -- $kinds
+		shift $((i % 8))
+		k=$((i % 8 + 8 * (i % 10)))
+		printf 'edited\n' >> "$arepo/$(printf 'm%02d/f%02d.%s' $((i + 5)) $k "$1")"
+		i=$((i + 1))
+	done
+	printf '.edited\n' >> "$arepo/.git/info/exclude"
+	touch "$arepo/.edited"
+	sleep 1
+fi
+xg_snapshot
+alternate still_ms git_status "$top/astatus.us" xg_snapshot "$top/astill.us"
+g=$(median < "$top/astatus.us")
+x=$(median < "$top/astill.us")
+echo 'the same with 50 tracked files edited, unchanged since:'
+printf 'git status:                                     median %d.%03d ms\n' $((g / 1000)) $((g % 1000))
+printf 'xg-snapshot:                                    median %d.%03d ms\n' $((x / 1000)) $((x % 1000))
+awk -v x="$x" -v g="$g" 'BEGIN { printf "xg-snapshot / git status = %.2f (target <= 1.00)\n", x / g }'
+printf 'last record: %s\n' "$(cut -c1-300 "$top/record")"

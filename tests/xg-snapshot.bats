@@ -463,7 +463,7 @@ stale_entry() {
 # checksum made good again.
 forge_known() {
 	local body
-	body=$(sed -e '$d' -e "s/^[0-9a-f]\{40\}\( .* $1\)\$/$2\1/" .git/xg-untracked)
+	body=$(sed -e '$d' -e "s|^[0-9a-f]\{40\}\( .* $1\)\$|$2\1|" .git/xg-untracked)
 	{ printf '%s\n' "$body"; printf 'sha1 %s\n' "$(printf '%s\n' "$body" | sha1sum | cut -c1-40)"; } \
 		> .git/xg-untracked
 }
@@ -548,12 +548,124 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)')
 	git fsck --no-dangling
 }
 
-@test "with clean filters possible nothing is known: each file is read" {
+@test "a file an attribute converts is read again; one no attribute converts is known" {
 	known_repo
-	forge_known notes.txt "$forged"
-	printf '*.txt text\n' > .gitattributes
+	git config filter.up.clean 'tr a-z A-Z'
+	for rule in text text=auto eol=lf crlf ident filter=up working-tree-encoding=UTF-16; do
+		# Known again while no attribute names it.
+		rm -f .gitattributes
+		snap
+		forge_known notes.txt "$forged"
+		grep -q "^$forged .* notes.txt\$" .git/xg-untracked
+		forge_known tmp/scratch "$forged"
+		printf '*.txt %s\n*.png binary\n' "$rule" > .gitattributes
+		snap
+		assert_success
+		# Its stat data is as known, yet its content is read again.
+		want=notes
+		[[ $rule != filter=up ]] || want=NOTES
+		assert_equal "$(git show "$(field .commit):notes.txt")" "$want"
+		# One the attributes leave alone is taken from what is known.
+		assert_equal "$(git show "$(field .commit):tmp/scratch")" forged
+		# A converted file is not kept for the next one.
+		run grep -c ' notes.txt$' .git/xg-untracked
+		assert_output 0
+		grep -q ' tmp/scratch$' .git/xg-untracked
+	done
+	# An attribute unset converts nothing; core.autocrlf converts all
+	# but those.
+	printf '*.txt -text\n' > .gitattributes
 	snap
-	assert_equal "$(git show "$(field .commit):notes.txt")" notes
+	sleep 0.1
+	snap
+	forge_known notes.txt "$forged"
+	forge_known tmp/scratch "$forged"
+	git config core.autocrlf input
+	snap
+	assert_equal "$(git show "$(field .commit):notes.txt")" forged
+	assert_equal "$(git show "$(field .commit):tmp/scratch")" scratch
+}
+
+@test "what converts is decided as git decides it: the last rule to say, the deepest file, the index's" {
+	known_repo
+	mkdir -p sub/deep
+	printf 'a\n' > sub/a.txt
+	printf 'b\n' > sub/deep/b.png
+	printf 'c\n' > sub/deep/c.TXT
+	printf 'd\n' > sub/deep/d.md
+	sleep 0.1
+	snap
+	forged=$(printf 'forged\n' | git hash-object -w --stdin)
+	# Top down, the last line to say wins: *.txt converts, except under
+	# sub/ where it is unset again; an image is binary, whatever * says.
+	printf '* text=auto\n*.png binary\n' > .gitattributes
+	printf '*.txt -text\ndeep/*.md eol=lf\n' > sub/.gitattributes
+	# The deeper file says last; *.txt does not name c.TXT.
+	printf 'd.md -eol -text\n' > sub/deep/.gitattributes
+	for f in notes.txt sub/a.txt sub/deep/b.png sub/deep/c.TXT sub/deep/d.md; do
+		forge_known "$f" "$forged"
+	done
+	snap
+	assert_success
+	forged_in() { [[ $(git show "$(field .commit):$1") == forged ]]; }
+	! forged_in notes.txt
+	forged_in sub/a.txt
+	forged_in sub/deep/b.png
+	! forged_in sub/deep/c.TXT
+	forged_in sub/deep/d.md
+	# A .gitattributes the index has and the tree does not is libgit2's
+	# to read: it still counts.
+	rm .gitattributes sub/.gitattributes sub/deep/.gitattributes
+	snap
+	grep -q ' sub/a.txt$' .git/xg-untracked
+	printf 'a.txt text\n' > sub/.gitattributes
+	git add sub/.gitattributes && git commit -qm attributes
+	rm sub/.gitattributes
+	forge_known sub/a.txt "$forged"
+	forge_known notes.txt "$forged"
+	snap
+	assert_equal "$(git show "$(field .commit):sub/a.txt")" a
+	assert_equal "$(git show "$(field .commit):notes.txt")" forged
+}
+
+@test "an edited tracked file unchanged since the last snapshot is not read again" {
+	make_repo
+	printf 'one, edited\n' > src/one.c
+	printf 'two, edited\n' > src/two.c
+	sleep 0.1
+	snap
+	assert_success
+	assert_equal "$(field .changed)" 2
+	bytes=$(field .bytes)
+	grep -q ' src/one.c$' .git/xg-untracked
+	forged=$(printf 'forged\n' | git hash-object -w --stdin)
+	forge_known src/one.c "$forged"
+	snap
+	assert_equal "$(git show "$(field .commit):src/one.c")" forged
+	assert_equal "$(git show "$(field .commit):src/two.c")" 'two, edited'
+	assert_equal "$(field .bytes)" "$bytes"
+	assert_equal "$(field .changed)" 2
+	# Rewritten with its size and times kept: its ctime tells.
+	stamp=$(stat -c %Y src/one.c)
+	printf 'ONE, EDITED\n' > src/one.c
+	touch -d "@$stamp" src/one.c
+	snap
+	assert_equal "$(git show "$(field .commit):src/one.c")" 'ONE, EDITED'
+	# An attribute that converts it: read again, however known.
+	sleep 0.1
+	snap
+	forge_known src/one.c "$forged"
+	forge_known src/two.c "$forged"
+	printf 'one.c text eol=lf\n' > src/.gitattributes
+	snap
+	assert_equal "$(git show "$(field .commit):src/one.c")" 'ONE, EDITED'
+	assert_equal "$(git show "$(field .commit):src/two.c")" forged
+	# Put back as the index has it, it is no change at all.
+	git checkout -- src/one.c src/two.c
+	rm src/.gitattributes
+	snap
+	assert_equal "$(field .changed)" 0
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git rev-parse 'HEAD^{tree}')"
 }
 
 # snap_traced: a snapshot, with $loaded what the dynamic loader loaded.
@@ -669,6 +781,27 @@ same_fields() {
 	snap_traced
 	[[ $loaded == *libgit2* ]] || fail "libgit2 was not loaded: $loaded"
 	assert_equal "$(field .base)" null
+}
+
+@test "line-ending rules leave a file without a CR as it is, without libgit2; one with CRs is converted" {
+	make_repo
+	printf '*.c text eol=lf\n*.md text=auto\n*.bat eol=crlf\n' > .gitattributes
+	git add .gitattributes && git commit -qm attributes
+	snap
+	printf 'one, edited\n' > src/one.c
+	printf 'new\n' > new.md
+	printf 'echo\n' > run.bat
+	snap_traced
+	assert_success
+	[[ $loaded != *libgit2* ]] || fail "libgit2 was loaded: $loaded"
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
+	printf 'one\r\nedited\r\n' > src/one.c
+	printf 'new\r\n' > new.md
+	printf 'echo\r\n' > run.bat
+	snap_traced
+	[[ $loaded == *libgit2* ]] || fail "libgit2 was not loaded: $loaded"
+	assert_equal "$(git show "$(field .commit):src/one.c")" "$(printf 'one\nedited')"
+	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
 }
 
 @test "a damaged xg-settings is ignored, and written again" {

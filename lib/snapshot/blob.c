@@ -97,9 +97,11 @@ static int clean_filters(struct xg_snapshot_state *s, const char *path, struct x
 /* Reads path's content as git would store it: a symlink's target, a file's
  * bytes through the clean filters when attributes or core.autocrlf may ask
  * for them, and its stat data, as read just before, into *stp unless NULL.
- * 1 done, 0 gone or not a file any more, -1 unreadable (or the time ran
- * out, s->timed_out set), -2 its filter driver failed. */
-static int read_blob(struct xg_snapshot_state *s, const char *path, char **data,
+ * eol_only: the attributes convert only line endings (known.c), so bytes
+ * without a CR stay as they are and need no filter.  1 done, 0 gone or
+ * not a file any more, -1 unreadable (or the time ran out, s->timed_out
+ * set), -2 its filter driver failed. */
+static int read_blob(struct xg_snapshot_state *s, const char *path, int eol_only, char **data,
 		     size_t *len, uint32_t *mode, struct stat *stp)
 {
 	struct xg_buf b = XG_BUF_INIT(0);
@@ -118,7 +120,8 @@ static int read_blob(struct xg_snapshot_state *s, const char *path, char **data,
 		*mode = (st.st_mode & 0100) ? 0100755 : 0100644;
 		if (read_file(s, path, (size_t)st.st_size, &b) < 0)
 			goto fail;
-		if (s->can_filter && (rc = clean_filters(s, path, &b)) != XG_SNAPSHOT_DONE) {
+		if (s->can_filter && !(eol_only && (!b.len || !memchr(b.buf, '\r', b.len))) &&
+		    (rc = clean_filters(s, path, &b)) != XG_SNAPSHOT_DONE) {
 			xg_buf_release(&b);
 			return rc == XG_SNAPSHOT_TIMED_OUT ? -1 : -2;
 		}
@@ -152,17 +155,33 @@ static void gitlink_head(struct xg_snapshot_state *s, size_t i)
 	xg_snapshot_tree_invalidate(s, e->path, e->pathlen);
 }
 
+/* The mode of a file whose stat data is st, as read_blob gives it. */
+static uint32_t mode_of(const struct stat *st)
+{
+	if (S_ISLNK(st->st_mode))
+		return 0120000;
+	return (st->st_mode & 0100) ? 0100755 : 0100644;
+}
+
 int xg_snapshot_blob_hash_tracked(struct xg_snapshot_state *s)
 {
+	struct xg_snapshot_tfile *t = s->t, *tend = s->t + s->nt;
 	size_t i;
 
 	for (i = 0; i < s->ix.nr; i++) {
 		const struct xg_snapshot_entry *e = &s->ix.entries[i];
 		unsigned char *st = &s->sc.state[i];
+		struct xg_snapshot_tfile *tf = NULL;
 		char *data;
 		size_t len;
 		uint32_t mode;
 		int r;
+
+		/* known.c's list of the files to hash, in index order. */
+		while (t < tend && t->i < i)
+			t++;
+		if (t < tend && t->i == i)
+			tf = t;
 
 		if (*st == XG_SNAPSHOT_SCAN_GONE || *st == XG_SNAPSHOT_SCAN_SPECIAL) {
 			if (*st == XG_SNAPSHOT_SCAN_SPECIAL)
@@ -182,9 +201,17 @@ int xg_snapshot_blob_hash_tracked(struct xg_snapshot_state *s)
 		}
 		if (*st != XG_SNAPSHOT_SCAN_HASH)
 			continue;
-		if (xg_snapshot_timed_out(s))
+		if (tf && tf->known) {	/* the blob the last snapshot read */
+			mode = mode_of(&tf->st);
+			len = (size_t)tf->st.st_size;
+			data = NULL;
+			r = 1;
+		} else if (xg_snapshot_timed_out(s)) {
 			return XG_SNAPSHOT_TIMED_OUT;
-		r = read_blob(s, e->path, &data, &len, &mode, NULL);
+		} else {
+			r = read_blob(s, e->path, tf && tf->eol_only, &data, &len, &mode,
+				      tf ? &tf->st : NULL);
+		}
 		if (r < 0 && s->timed_out)
 			return XG_SNAPSHOT_TIMED_OUT;
 		if (r < 0) {
@@ -202,7 +229,10 @@ int xg_snapshot_blob_hash_tracked(struct xg_snapshot_state *s)
 			mode = (e->mode & S_IFMT) == S_IFREG ? (e->mode & 0100 ? 0100755 : 0100644)
 							     : 0100644;
 		s->bytes += len;
-		if (xg_snapshot_pack_add(&s->pk, GIT_OBJECT_BLOB, data, len, s->oids + 20 * i) < 0) {
+		if (tf)
+			tf->hashed = 1;
+		if (data && xg_snapshot_pack_add(&s->pk, GIT_OBJECT_BLOB, data, len,
+						 s->oids + 20 * i) < 0) {
 			snprintf(s->err, sizeof(s->err), "cannot hash '%s': %s", e->path,
 				 xg_snapshot_git_message());
 			return XG_SNAPSHOT_FAILED;
@@ -235,7 +265,7 @@ int xg_snapshot_blob_hash_untracked(struct xg_snapshot_state *s)
 		}
 		if (xg_snapshot_timed_out(s))
 			return XG_SNAPSHOT_TIMED_OUT;
-		r = read_blob(s, f->path, &data, &len, &f->mode, &f->st);
+		r = read_blob(s, f->path, f->eol_only, &data, &len, &f->mode, &f->st);
 		if (r <= 0) {
 			if (s->timed_out)
 				return XG_SNAPSHOT_TIMED_OUT;

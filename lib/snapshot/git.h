@@ -16,7 +16,7 @@
 #include <git2.h>
 
 #define XG_SNAPSHOT_GIT_FUNCTIONS(X) \
-	X(attr_get) X(attr_value) X(buf_dispose) X(checkout_options_init) X(checkout_tree) \
+	X(attr_get) X(attr_get_many) X(attr_value) X(buf_dispose) X(checkout_options_init) X(checkout_tree) \
 	X(commit_free) X(commit_lookup) X(commit_parent_id) \
 	X(commit_parentcount) X(commit_tree) X(config_find_global) X(config_find_programdata) \
 	X(config_find_system) X(config_find_xdg) X(config_foreach) X(config_free) X(config_open_ondisk) \
@@ -53,6 +53,7 @@ int xg_snapshot_git_load(char *err, size_t errlen);
 const char *xg_snapshot_git_message(void);
 
 #define git_attr_get (xg_snapshot_git->attr_get)
+#define git_attr_get_many (xg_snapshot_git->attr_get_many)
 #define git_attr_value (xg_snapshot_git->attr_value)
 #define git_buf_dispose (xg_snapshot_git->buf_dispose)
 #define git_checkout_options_init (xg_snapshot_git->checkout_options_init)

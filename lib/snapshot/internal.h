@@ -16,7 +16,8 @@
  *   replay.c    xg_snapshot_replay: a clone sharing the repository's
  *               objects, its working tree at the snapshot
  *   untracked.c the untracked walk: what the ignore rules and limits admit
- *   known.c     the untracked files the last snapshot read, not read again
+ *   known.c     the untracked and edited files the last snapshot read, not
+ *               read again unless an attribute converts them
  *   commit.c    the commit, and the writing of every new object
  *   blob.c      the changed and new files hashed into blobs
  *   driver.c    the clean commands of filter drivers (filter.NAME.clean),
@@ -345,10 +346,21 @@ struct xg_snapshot_ufile {	/* an untracked file to include */
 	size_t len;
 	unsigned char type;	/* DT_REG, DT_LNK, DT_DIR for a nested repository; 0: left out */
 	unsigned char known;	/* oid comes from the last snapshot (known.c) */
+	unsigned char plain;	/* no attribute converts it: it may be known */
+	unsigned char eol_only;	/* only its line endings: without a CR, none */
 	unsigned char oid[20];
 	uint32_t mode;
 	uint64_t size;
 	struct stat st;		/* as last seen: by the walk, then before the read */
+};
+
+struct xg_snapshot_tfile {	/* a tracked file whose stat data changed */
+	size_t i;		/* its index entry */
+	unsigned char known;	/* s->oids' comes from the last snapshot */
+	unsigned char plain;	/* no attribute converts it: it may be known */
+	unsigned char eol_only;	/* only its line endings: without a CR, none */
+	unsigned char hashed;	/* its blob is in s->oids */
+	struct stat st;		/* before it was read; st_mode 0: not seen */
 };
 
 /* The untracked files the last snapshot read (known.c). */
@@ -369,6 +381,14 @@ struct xg_snapshot_known {
 	uint64_t dev;		/* the working tree's filesystem */
 	struct xg_snapshot_known_file *files;	/* sorted by path */
 	size_t nr, alloc, used;
+	struct xg_snapshot_attr_file *attrs;	/* .gitattributes read so far */
+	size_t nattrs, aattrs;
+};
+
+struct xg_snapshot_attr_file {	/* a directory's .gitattributes (known.c) */
+	char *dir;		/* "" for the top, "a/b" below */
+	struct xg_buf text;	/* empty: none */
+	int opaque;		/* what libgit2 must read: in the index only, a macro */
 };
 
 struct xg_snapshot_driver;	/* a filter driver (driver.c) */
@@ -396,6 +416,9 @@ struct xg_snapshot_state {
 	uint32_t *modes;	/* per index entry: the working tree's mode */
 	struct xg_snapshot_ufile *u;
 	size_t nu, au;
+	struct xg_snapshot_tfile *t;	/* in index order (known.c, blob.c) */
+	size_t nt, at;
+	int autocrlf;		/* core.autocrlf asks for conversion */
 	struct xg_snapshot_known known;
 	uint64_t utotal;
 	size_t ucount;
@@ -476,9 +499,10 @@ int xg_snapshot_repo_head(struct xg_snapshot_state *s, const char *path, unsigne
  * limits, into s->u; what the limits leave out is skipped. */
 void xg_snapshot_untracked_walk(struct xg_snapshot_state *s);
 
-/* Takes the blobs of the untracked files whose stat data is as the last
- * snapshot knew it; after a snapshot is written, keeps what this one knows
- * for the next (known.c). */
+/* Takes the blobs of the untracked files, and lists the tracked ones to
+ * hash (s->t) with theirs, whose stat data is as the last snapshot knew
+ * it and no attribute converts; after a snapshot is written, keeps what
+ * this one knows for the next (known.c). */
 void xg_snapshot_known_apply(struct xg_snapshot_state *s);
 void xg_snapshot_known_save(struct xg_snapshot_state *s);
 void xg_snapshot_known_release(struct xg_snapshot_known *k);

@@ -90,7 +90,7 @@ static void read_core(struct xg_snapshot_state *s, git_config *cfg)
 		s->sparse = b;
 	if (!git_config_get_string(&v, cfg, "core.autocrlf") && strcasecmp(v, "false") &&
 	    strcasecmp(v, "no") && strcasecmp(v, "off") && strcmp(v, "0"))
-		s->can_filter = 1;
+		s->can_filter = s->autocrlf = 1;
 	if (!git_config_get_string(&v, cfg, "core.attributesfile"))
 		s->can_filter = 1;
 }
@@ -337,6 +337,7 @@ static void release(struct xg_snapshot_state *s)
 	for (i = 0; i < s->nu; i++)
 		free(s->u[i].path);
 	free(s->u);
+	free(s->t);
 	xg_snapshot_known_release(&s->known);
 	xg_snapshot_driver_release(s);
 	xg_snapshot_odb_release(&s->db);

@@ -87,7 +87,11 @@ static int life_fd(struct xg_tool_procs *p)
 	return p->life_state == 2 ? p->life[0] : -1;
 }
 
-/* How often a keeper looks whether its group has ended by itself. */
+/* How often a keeper looks whether its group has ended by itself: soon
+ * at first, as most commands are short and a keeper left waiting for its
+ * look costs the run a process (and its exit, later, some of a round),
+ * then less often, up to once a second. */
+#define KEEPER_FIRST_LOOK_MS 2
 #define KEEPER_LOOK_MS 1000
 
 /*
@@ -103,7 +107,7 @@ __attribute__((noreturn))
 static void keep_group(pid_t pgid)
 {
 	struct pollfd p = { .fd = 0, .events = POLLIN };
-	int fd;
+	int fd, look = KEEPER_FIRST_LOOK_MS;
 
 	/* Its own group, so the TERM and KILL that stop the tool's group
 	 * leave it watching, and kill(-pgid, 0) says whether anyone is left. */
@@ -112,7 +116,9 @@ static void keep_group(pid_t pgid)
 		for (fd = 1; fd < 1024; fd++)
 			close(fd);
 	for (;;) {
-		int n = poll(&p, 1, KEEPER_LOOK_MS);
+		int n = poll(&p, 1, look);
+
+		look = look * 2 < KEEPER_LOOK_MS ? look * 2 : KEEPER_LOOK_MS;
 
 		if (n > 0) {
 			kill(-pgid, SIGKILL);
@@ -120,7 +126,8 @@ static void keep_group(pid_t pgid)
 		}
 		/* The group is pinned while any member lives, so its id is
 		 * not another's until it empties; this look comes at most a
-		 * second after that. */
+		 * second after that, and for a short command within about as
+		 * long again as it ran. */
 		if (n == 0 && kill(-pgid, 0) < 0 && errno == ESRCH)
 			_exit(0);
 	}
