@@ -182,6 +182,11 @@ struct xg_buf;
 
 struct xg_render {
 	int color;		/* ANSI bold and dim */
+	int plain;		/* the lines on standard error of a run in a pipe:
+				 * the assistant's text is left out (it is the
+				 * output) */
+	int quiet;		/* failures alone: a run_end or goal that did not
+				 * succeed, a missing run_end */
 	int at_bol;		/* the text so far ends a line (or is empty) */
 	int streamed;		/* text deltas were shown for the current message */
 	int replied;		/* some assistant text was shown */
@@ -189,6 +194,7 @@ struct xg_render {
 	jv calls;		/* tool_call records by id, waiting for results */
 	char *conversation;	/* from run_start */
 	char *reply;		/* the run's reply so far (xg_dispatch_reply_peek) */
+	char *plan;		/* a plan record's plan (or blocked) text, or NULL */
 };
 
 void xg_render_init(struct xg_render *r, int color);
@@ -208,9 +214,31 @@ void xg_render_finish(struct xg_render *r, struct xg_buf *out);
  * 0, or -1 on a write error to fp.
  */
 int xg_render_stream(int fd, const char *name, FILE *fp, int color, char **reply);
-/* The same, with the phase row (row.c) on row when it is not NULL. */
-int xg_render_stream_live(int fd, const char *name, FILE *fp, int color, FILE *row,
-			  char **reply);
+/* The same with r, which the caller made (xg_render_init, then plain and
+ * quiet as it wants them) and reads and releases after, and the phase row
+ * (row.c) on row when it is not NULL. */
+int xg_render_stream_live(int fd, const char *name, struct xg_render *r, FILE *fp,
+			  FILE *row);
+
+/*
+ * Where xg shows a run's records (xg(1), Output): rendered on a terminal;
+ * in a pipe, the reply alone on standard output and plain lines on
+ * standard error; or, with --json, the records on standard output as they
+ * come, with what went wrong said once on standard error.
+ */
+enum xg_render_mode { XG_RENDER_TERMINAL, XG_RENDER_PLAIN, XG_RENDER_JSON };
+struct xg_render_out {
+	enum xg_render_mode mode;
+	const char *name;	/* what the records come from, for messages */
+	int color;		/* on a terminal: bold and dim */
+	FILE *row;		/* on a terminal: the phase row's, or NULL */
+	int quiet;		/* in a pipe: standard error for failures alone */
+	int plan;		/* in a pipe: the plan, when there is one, is the output */
+};
+/* Shows the records read from fd to its end as how says.  When reply is not
+ * NULL, *reply is the run's reply (NULL when it had none; the caller frees
+ * it).  0, or -1 on a write error to standard output. */
+int xg_render_output(int fd, const struct xg_render_out *how, char **reply);
 
 /*
  * The phase row (xg(1)): one line on a terminal, replaced in place, naming

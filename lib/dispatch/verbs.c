@@ -275,7 +275,7 @@ int xg_dispatch_run_verb(const struct xg_dispatch_cli *cli, const struct xg_disp
 	struct verb_cmd vc;
 	struct xg_opts o;
 	const char *arg, *operand;
-	char *text, *newest = NULL;
+	char *text, *newest = NULL, *why;
 	int id, rc, resume = !strcmp(v->name, "resume");
 
 	verb_command(cli, v, &vc);
@@ -297,6 +297,10 @@ int xg_dispatch_run_verb(const struct xg_dispatch_cli *cli, const struct xg_disp
 		case XG_DISPATCH_OPT_SANDBOX: r.sandbox = arg ? arg : "on"; break;
 		}
 	}
+	/* A tree that cannot be where XG_HOME (or the XDG variables) put it
+	 * fails every stage: said once, naming the variable. */
+	if (!r.dry_run && xg_path_check(&why) < 0)
+		xg_die(XG_EX_CONFIG, "%s", why);
 	if (resume && !o.nargs && !r.conversation) {
 		xg_opt_release(&o);
 		return list_here();
