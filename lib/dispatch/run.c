@@ -235,7 +235,8 @@ int xg_dispatch_run(const struct xg_dispatch_run *o)
 	 * terminal and the plain lines show. */
 	if (o->notice && how.mode == XG_RENDER_JSON && !o->quiet)
 		xg_warn("%s", o->notice);
-	if (!in_repository() && !(o->quiet && how.mode != XG_RENDER_TERMINAL))
+	if (how.mode != XG_RENDER_JSON && !(o->quiet && how.mode == XG_RENDER_PLAIN) &&
+	    !in_repository())
 		fputs("note: " NO_REPOSITORY "\n", how.mode == XG_RENDER_TERMINAL ? stdout : stderr);
 	fflush(stdout);
 	/* The stages leave off standard error what their records say
