@@ -149,9 +149,17 @@ char *xg_dispatch_newest_here(void);
  * write (local, YYYY-MM-DD HH:MM) and the first line of the first request,
  * separated by tabs.  Returns how many were written. */
 int xg_dispatch_list_here(FILE *fp, int max);
-/* Whether word names a conversation: one that exists, or a word shaped as
- * xg_conv_new_id makes them (YYYYMMDD-HHMMSS-xxxxxxxx). */
+/* Whether word names a conversation: one that exists, a run, or a word
+ * shaped as xg_conv_new_id makes them (YYYYMMDD-HHMMSS-xxxxxxxx). */
 int xg_dispatch_is_conversation_id(const char *word);
+/*
+ * The conversation id names (the caller frees it): id itself when the
+ * conversation exists, else the conversation of the run id names (its
+ * run.json's).  When there is neither: NULL, or, when must is set, exit 65
+ * with a message saying where each kind is listed.  Exit 2 for an id that
+ * is no id, 65 for a run that made no conversation.
+ */
+char *xg_dispatch_conversation_of(const char *id, int must);
 
 /*
  * The reply of a run as its records tell it: each assistant message's text
