@@ -684,12 +684,14 @@ line 2
 	[ ! -e "$STUB/stdin" ] || fail "a run started"
 }
 
-@test "xg run needs exactly one non-empty text" {
+@test "xg run needs a non-empty text, and joins its words into one" {
 	run_split xg run
 	assert_equal "$status" 2
-	run_split xg run two words
-	assert_equal "$status" 2
-	assert_regex "$stderr" "'run' takes one text"
+	stub_tree
+	xg run --json 'two  spaced' words >/dev/null
+	assert_equal "$(jq -r 'select(.type == "request") | .text' "$STUB/stdin")" "two  spaced words"
+	xg run --json two words >/dev/null
+	assert_equal "$(jq -r 'select(.type == "request") | .text' "$STUB/stdin")" "two words"
 	run_split xg run ''
 	assert_equal "$status" 2
 	run_split xg run --conversation ../x hi
@@ -753,9 +755,9 @@ resumed() {
 	xg resume --json c-7 'again' >/dev/null
 	run resumed
 	assert_output "c-7 normal again"
-	run_split xg resume c-8 'again'
+	run_split xg resume 20261130-105624-0000c008 'again'
 	assert_equal "$status" 65
-	assert_regex "$stderr" "^xg: there is no conversation 'c-8'"
+	assert_regex "$stderr" "^xg: there is no conversation or run '20261130-105624-0000c008'"
 }
 
 @test "xg resume ID without a text is a usage error, never a request" {
@@ -763,11 +765,11 @@ resumed() {
 	conversation c-7 "$PWD"
 	run_split xg resume c-7
 	assert_equal "$status" 2
-	assert_regex "$stderr" "^xg: 'c-7' is a conversation id, not a text to send: give the text after it"
+	assert_regex "$stderr" "^xg: 'c-7' is a conversation or run id, not a text to send: give the text after it"
 	# One shaped as xg makes them, even when it does not exist.
 	run_split xg resume 20261130-105624-3f9a1c2b
 	assert_equal "$status" 2
-	assert_regex "$stderr" "^xg: '20261130-105624-3f9a1c2b' is a conversation id"
+	assert_regex "$stderr" "^xg: '20261130-105624-3f9a1c2b' is a conversation or run id"
 	run_split xg resume --conversation c-7
 	assert_equal "$status" 2
 	assert_regex "$stderr" "^xg: 'resume' needs a text to send"
