@@ -203,6 +203,7 @@ struct xg_render {
 	char *conversation;	/* from run_start */
 	char *reply;		/* the run's reply so far (xg_dispatch_reply_peek) */
 	char *plan;		/* a plan record's plan (or blocked) text, or NULL */
+	int sent_fd;		/* for the row, xg_render_row_watch's; -1: none */
 };
 
 void xg_render_init(struct xg_render *r, int color);
@@ -240,6 +241,8 @@ struct xg_render_out {
 	const char *name;	/* what the records come from, for messages */
 	int color;		/* on a terminal: bold and dim */
 	FILE *row;		/* on a terminal: the phase row's, or NULL */
+	int sent_fd;		/* for the row: ends once the first request is
+				 * out (the pipeline's cue_fd), or -1 */
 	int quiet;		/* in a pipe: standard error for failures alone */
 	int plan;		/* in a pipe: the plan, when there is one, is the output */
 };
@@ -259,6 +262,9 @@ int xg_render_output(int fd, const struct xg_render_out *how, char **reply);
 struct xg_render_row;
 struct xg_render_row *xg_render_row_new(FILE *fp, int color);
 void xg_render_row_free(struct xg_render_row *w);
+/* Until fd (only looked at) has its end, the run has not sent its first
+ * request: the row names the start, not the wait for the model. */
+void xg_render_row_watch(struct xg_render_row *w, int fd);
 void xg_render_row_begin(struct xg_render_row *w, int writing);
 void xg_render_row_end(struct xg_render_row *w, jv rec, int at_bol);
 /* The row's text at now (xg_clock_ms), for the tests. */

@@ -45,6 +45,7 @@ int xg_dispatch_goal_verb(const struct xg_dispatch_cli *cli, const struct xg_dis
 	} else {
 		how.mode = isatty(1) ? XG_RENDER_TERMINAL : XG_RENDER_PLAIN;
 		how.name = "xg-goal's output";
+		how.sent_fd = -1;
 		how.color = !getenv("NO_COLOR") && !(term && !strcmp(term, "dumb"));
 		xg_render_output(p.out_fd, &how, NULL);
 		close(p.out_fd);

@@ -38,6 +38,7 @@ void xg_render_init(struct xg_render *r, int color)
 	r->color = color;
 	r->at_bol = 1;
 	r->calls = jv_object();
+	r->sent_fd = -1;
 }
 
 void xg_render_release(struct xg_render *r)
@@ -562,6 +563,8 @@ int xg_render_stream_live(int fd, const char *name, struct xg_render *r, FILE *f
 	int n, rc = 0;
 	char sink[4096];
 
+	if (row && r->sent_fd >= 0)
+		xg_render_row_watch(row, r->sent_fd);
 	xg_rec_reader_init(&rd, fd, name);
 	while ((n = xg_rec_next(&rd, &rec)) > 0) {
 		xg_render_record_peek(r, rec.v, &out);
@@ -672,6 +675,7 @@ int xg_render_output(int fd, const struct xg_render_out *how, char **reply)
 	xg_render_init(&r, how->mode == XG_RENDER_TERMINAL && how->color);
 	r.plain = how->mode != XG_RENDER_TERMINAL;
 	r.quiet = how->mode == XG_RENDER_JSON || (how->mode == XG_RENDER_PLAIN && how->quiet);
+	r.sent_fd = how->sent_fd;
 	if (how->mode == XG_RENDER_JSON) {
 		rc = tee_records(fd, &r);
 	} else if (how->mode == XG_RENDER_PLAIN) {

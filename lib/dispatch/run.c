@@ -248,6 +248,7 @@ int xg_dispatch_run(const struct xg_dispatch_run *o)
 		rc = XG_EX_SOFTWARE;
 		goto out;
 	}
+	how.sent_fd = p.cue_fd;
 	xg_render_output(p.out_fd, &how, &reply);
 	close(p.out_fd);
 	p.out_fd = -1;
