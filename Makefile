@@ -13,6 +13,10 @@ LIB_SRC := $(sort $(wildcard lib/*.c lib/*/*.c))
 LIB_OBJ := $(LIB_SRC:.c=.o)
 CMD_SRC := $(sort $(wildcard cmd/*.c))
 PROGS := $(patsubst cmd/%.c,bin/%,$(CMD_SRC))
+# Programs that are scripts (cmd/NAME.py): copied to bin/NAME with the
+# version put in; installed beside the others, never run under valgrind.
+SCRIPT_SRC := $(sort $(wildcard cmd/*.py))
+SCRIPTS := $(patsubst cmd/%.py,bin/%,$(SCRIPT_SRC))
 # The one test driver: a sub-command a file of tests/helper/ (git's test-tool).
 DRIVER_SRC := $(sort $(wildcard tests/helper/*.c))
 DRIVER_OBJ := $(DRIVER_SRC:.c=.o)
@@ -23,9 +27,9 @@ MAN1 := $(wildcard man/*.1)
 MAN5 := $(wildcard man/*.5)
 MAN7 := $(wildcard man/*.7)
 # What ships under $(SHAREDIR) to be run, not read: mode 755 whatever the tree's.
-SHARE_PROGS := demo/run demo/fake-provider
+SHARE_PROGS := demo/run
 
-all: $(PROGS)
+all: $(PROGS) $(SCRIPTS)
 
 # Objects are rebuilt whenever the flags change (SANITIZE=1 after a plain
 # build, say), as git does with GIT-CFLAGS.
@@ -50,6 +54,10 @@ lib/libxg.a: $(LIB_OBJ)
 bin/%: cmd/%.o lib/libxg.a
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) -o $@ $< lib/libxg.a $(LDLIBS)
+
+bin/%: cmd/%.py config.mk
+	@mkdir -p bin
+	sed 's/@VERSION@/$(VERSION)/' $< > $@.tmp && chmod 755 $@.tmp && mv $@.tmp $@
 
 $(DRIVER): $(DRIVER_OBJ) lib/libxg.a
 	@mkdir -p tests/bin
@@ -154,7 +162,7 @@ install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
 	  $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(SHAREDIR)/prompts \
 	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
-	install -m 755 $(PROGS) $(DESTDIR)$(BINDIR)/
+	install -m 755 $(PROGS) $(SCRIPTS) $(DESTDIR)$(BINDIR)/
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7/
@@ -169,7 +177,7 @@ install: all
 	  ln -sf xg $(DESTDIR)$(BASHCOMPDIR)/$$n; ln -sf xg.fish $(DESTDIR)$(FISHCOMPDIR)/$$n.fish; done
 
 uninstall:
-	for p in $(PROGS); do rm -f $(DESTDIR)$(BINDIR)/$${p##*/}; done
+	for p in $(PROGS) $(SCRIPTS); do rm -f $(DESTDIR)$(BINDIR)/$${p##*/}; done
 	for m in $(MAN1); do rm -f $(DESTDIR)$(MANDIR)/man1/$${m##*/}; done
 	for m in $(MAN5); do rm -f $(DESTDIR)$(MANDIR)/man5/$${m##*/}; done
 	for m in $(MAN7); do rm -f $(DESTDIR)$(MANDIR)/man7/$${m##*/}; done

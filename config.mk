@@ -29,7 +29,8 @@ LDLIBS = -lgit2 -lcurl -ljq -lonig -lpcre2-8 -lm
 DEVELOPER_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 SANITIZE_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-# The Debian 12 packages needed to build and test.
+# The Debian 12 packages needed to build and test; python3 also runs the
+# installed xg-fake-provider (and so make demo).
 DEPS = build-essential pkg-config libgit2-dev libcurl4-openssl-dev libjq-dev \
 	libonig-dev libpcre2-dev bats bats-assert bats-support mandoc git valgrind \
 	python3 ca-certificates bsdextrautils jq bash-completion zsh fish parallel \

@@ -7,7 +7,7 @@
 #   bench_provider SCRIPT [OPTION...]
 #                              starts the loopback fake provider on a port of
 #                              its choosing, playing SCRIPT, logging requests
-#                              in $tmp/log, with fake-provider's OPTIONs (such
+#                              in $tmp/log, with xg-fake-provider's OPTIONs (such
 #                              as --served FILE); returns once it listens, with
 #                              $pid and $port set
 #   bench_home                 a fresh XG_HOME in $tmp/home, and XG_SHARE_DIR
@@ -46,7 +46,7 @@ bench_provider() {
 	script=$1
 	shift
 	# The idle exit only matters if the bench dies without its EXIT trap.
-	python3 share/xg/demo/fake-provider --script "$script" --log "$tmp/log" \
+	python3 bin/xg-fake-provider --script "$script" --log "$tmp/log" \
 		--port-file "$tmp/port" --idle-exit 600 "$@" >/dev/null 2>&1 &
 	pid=$!
 	# The port file appears, whole, once the provider accepts connections.

@@ -117,9 +117,9 @@ demo_with() {
 
 @test "the demo says python3 is what its scripted model needs, when it is missing" {
 	mkdir -p nopy
-	for p in sh dirname xg; do ln -s "$(command -v "$p")" "nopy/$p"; done
+	for p in sh dirname xg xg-fake-provider; do ln -s "$(command -v "$p")" "nopy/$p"; done
 	run_split env PATH="$PWD/nopy" sh "$DEMO/run"
 	assert_equal "$status" 1
-	assert_equal "$stderr" "demo: FAILED: the scripted model (fake-provider) needs python3 (on Debian: apt-get install python3)"
+	assert_equal "$stderr" "demo: FAILED: the scripted model (xg-fake-provider) needs python3 (on Debian: apt-get install python3)"
 	assert_equal "$(left_behind)" ""
 }

@@ -5,7 +5,9 @@
 # pointed at the fake one (in the user's catalog); a server block has its
 # server line (the one ending in '&') left out and the server's address
 # replaced by the fake one's.  The parallel block runs 20 runs on one shared
-# XG_HOME and every conversation and the index must come out whole.
+# XG_HOME and every conversation and the index must come out whole.  The
+# blocks of testing.md start xg-fake-provider themselves, on a free port in
+# place of the guide's fixed one, and must leave no server behind.
 
 load lib/helper
 load lib/fake-provider
@@ -21,6 +23,19 @@ setup() {
 
 teardown() {
 	fake_provider_stop
+	local p
+	for p in $(servers_left); do kill "$p" 2>/dev/null || true; done
+}
+
+# The process ids of the xg-fake-provider servers a block started (those
+# working in this test's directory).
+servers_left() {
+	local d
+	for d in /proc/[0-9]*; do
+		case $(readlink "$d/cwd" 2>/dev/null) in "$BATS_TEST_TMPDIR"*) ;; *) continue ;; esac
+		{ tr '\0' ' ' <"$d/cmdline"; } 2>/dev/null | grep -q xg-fake-provider && echo "${d#/proc/}"
+	done
+	return 0
 }
 
 # The block of docs/$1 marked "tested: $2", one line a line.
@@ -143,4 +158,62 @@ asked() { fake_log 'for r in log: print(r["path"], r["auth"])'; }
 	done
 	run xg-log -n 0
 	assert_equal "${#lines[@]}" 20
+}
+
+# A TCP port of 127.0.0.1 that was free a moment ago.
+free_port() {
+	python3 -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
+
+# Block $1 of testing.md, its fixed port 8399 replaced by $PORT (tests run
+# side by side), and the shipped data's place kept through env -i.
+testing_block() {
+	block testing.md "$1" | sed "s/8399/$PORT/g; s/env -i /env -i XG_SHARE_DIR=\"\$XG_SHARE_DIR\" /"
+}
+
+@test "testing: a Makefile target tested against the scripted model, as the guide says" {
+	PORT=$(free_port)
+	run_split sh -ec "$(testing_block home)"
+	assert_success
+	testing_block makefile >Makefile
+	mkdir -p test
+	testing_block review-script >test/review.ndjson
+	git add Makefile && git -c user.name=t -c user.email=t@t commit -qm 'the review target'
+	run_split make -s check-review
+	[ "$status" -eq 0 ] || fail "make check-review exited $status: $stderr"
+	assert_equal "$(cat review.txt)" "Looks right: one file changed, and its test with it."
+	# The model was asked about the commit, which came through the pipe.
+	grep -q 'the review target' test/requests.ndjson || fail "the commit is not in the request"
+	assert_equal "$(servers_left)" ""
+	# Another reply, and the test says the target no longer does what it should.
+	printf '{"text": "This commit breaks the build."}\n' >test/review.ndjson
+	run_split make -s check-review
+	assert_failure
+	assert_equal "$(servers_left)" ""
+	# So does a model that fails: the target's status is the test's.
+	printf '{"status": 401, "message": "this key is not known"}\n' >test/review.ndjson
+	run_split make -s check-review
+	assert_failure
+	assert_equal "$(servers_left)" ""
+}
+
+@test "testing: a cron job tested against the scripted model, as the guide says" {
+	PORT=$(free_port)
+	run_split sh -ec "$(testing_block home)"
+	assert_success
+	testing_block nightly >nightly.sh
+	run_split sh -ec "$(testing_block nightly-test)"
+	[ "$status" -eq 0 ] || fail "the cron job's test exited $status: $stderr"
+	assert_equal "$(jq -r 'select(.type == "run_end") | .exit' test/log/nightly.ndjson | paste -sd' ')" "0 77"
+	assert_equal "$(jq -r 'select(.type == "run_end") | .reply' test/log/nightly.ndjson | head -n 1)" \
+		"Two commits: a review target, and its test."
+	assert_equal "$(jq -r 'select(.type == "message" and .role == "user") | .text' test/log/nightly.ndjson | head -n 1 | head -c 33)" \
+		"sum up these commits for the team"
+	assert_equal "$(servers_left)" ""
+	# The day's commits came through the pipe, with the request.
+	jq -r 'select(.type == "message" and .role == "user") | .text' test/log/nightly.ndjson |
+		grep -q '^    readme$' || fail "the commits are not in the request"
 }

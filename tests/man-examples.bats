@@ -63,6 +63,7 @@ examples() {
 @test "xg(7)'s examples run" { examples xg.7; }
 @test "xg-choices(1)'s examples run" { examples xg-choices.1; }
 @test "xg-classify-plan(1)'s examples run" { examples xg-classify-plan.1; }
+@test "xg-fake-provider(1)'s examples run" { examples xg-fake-provider.1; }
 @test "xg-log(1)'s examples run" { examples xg-log.1; }
 @test "xg-prompt-compile(1)'s examples run" { examples xg-prompt-compile.1; }
 @test "xg-run(1)'s examples run" { examples xg-run.1; }

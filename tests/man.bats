@@ -11,6 +11,14 @@ synopsis_of() {
 		tr -s ' \n' '  ' | sed 's/^ *//; s/ *$//'
 }
 
+# The programs: cmd/NAME.c, and the scripts cmd/NAME.py (bin/NAME).
+programs() {
+	for c in "$XG_SRCDIR"/cmd/*.c "$XG_SRCDIR"/cmd/*.py; do
+		c=${c##*/}
+		echo "${c%.*}"
+	done
+}
+
 usage_of() {
 	"$1" --help | awk '/^usage: / { sub(/^usage: /, ""); print; next }
 		/^   or: / { sub(/^   or: /, ""); print; next } /^$/ { exit }' |
@@ -26,16 +34,14 @@ usage_of() {
 }
 
 @test "every program has a man page and a test file" {
-	for c in "$XG_SRCDIR"/cmd/*.c; do
-		n=$(basename "$c" .c)
-		[ -f "$XG_SRCDIR/man/$n.1" ] || fail "cmd/$n.c has no man/$n.1"
-		ls "$XG_SRCDIR"/tests/"$n"*.bats >/dev/null 2>&1 || fail "cmd/$n.c has no tests/$n*.bats"
+	for n in $(programs); do
+		[ -f "$XG_SRCDIR/man/$n.1" ] || fail "cmd/$n has no man/$n.1"
+		ls "$XG_SRCDIR"/tests/"$n"*.bats >/dev/null 2>&1 || fail "cmd/$n has no tests/$n*.bats"
 	done
 }
 
 @test "every program's --help usage is its man page's SYNOPSIS" {
-	for c in "$XG_SRCDIR"/cmd/*.c; do
-		n=$(basename "$c" .c)
+	for n in $(programs); do
 		want=$(synopsis_of "$XG_SRCDIR/man/$n.1")
 		got=$(usage_of "$n")
 		[ -n "$want" ] || fail "man/$n.1 has no SYNOPSIS"
@@ -44,8 +50,7 @@ usage_of() {
 }
 
 @test "every program prints its version and exits 0" {
-	for c in "$XG_SRCDIR"/cmd/*.c; do
-		n=$(basename "$c" .c)
+	for n in $(programs); do
 		run "$n" --version
 		assert_success
 		assert_output --regexp "^$n \\(xg\\) [0-9]+\\.[0-9]+\\.[0-9]+\$"
@@ -53,8 +58,7 @@ usage_of() {
 }
 
 @test "every program rejects an unknown option with exit 2" {
-	for c in "$XG_SRCDIR"/cmd/*.c; do
-		n=$(basename "$c" .c)
+	for n in $(programs); do
 		run_split "$n" --no-such-option </dev/null
 		assert_equal "$status" 2
 		assert_regex "$stderr" "^$n: unknown option '--no-such-option'"
@@ -63,11 +67,25 @@ usage_of() {
 
 @test "no program waits on a terminal's standard input" {
 	command -v script >/dev/null || skip "script(1) is not installed"
-	for c in "$XG_SRCDIR"/cmd/*.c; do
-		n=$(basename "$c" .c)
+	for n in $(programs); do
 		# script gives the program a terminal for stdin, kept open by a
 		# sleeping writer; timeout catches a program that waits on it.
 		run timeout 5 script -qec "$n" /dev/null < <(sleep 6 3>&- 2>/dev/null)
 		[ "$status" -ne 124 ] || fail "$n waited on a terminal"
 	done
+}
+
+@test "every status and stop the code can write is in xg-records(5)" {
+	# The literals the code gives a run's, a child's or a goal's status and
+	# stop: assignments, record fields, a stopped child, a goal's status.
+	words=$(grep -rhoE '(->|\.)(status|stop) = "[a-z_]+"|"(status|stop)", jv_string\([^;]*|stop_child\([^,]+, [^,]+, "[a-z_]+"|snprintf\(g->status, sizeof\(g->status\), "[a-z_]+"' \
+		"$XG_SRCDIR"/lib --include='*.c' | grep -oE '"[a-z_]+"' | tr -d '"' |
+		grep -vxE 'status|stop' | sort -u)
+	[ "$(printf '%s\n' "$words" | wc -l)" -ge 12 ] || fail "too few found: $words"
+	page="$XG_SRCDIR/man/xg-records.5"
+	missing=""
+	for w in $words; do
+		grep -qE "^\.(Qq|Dq|Cm) $w( |$)" "$page" || missing="$missing $w"
+	done
+	[ -z "$missing" ] || fail "not in xg-records(5):$missing"
 }

@@ -689,6 +689,31 @@ round_pid() {
 	[ "$(recs message | jq -r 'select(.role == "user") | .kind' | tr '\n' ' ')" = \
 	  "goal-continuation slice-end goal-continuation slice-end " ]
 	[ "$(goals .status)" = "active active complete " ]
+	# The check's transcript says the slice's end came from the harness,
+	# not the person; no todo list was kept, and the check is told so.
+	fake_log "$ROUNDS"'
+text = checks[0]["body"]["messages"][1]["content"]
+t = text.split("<transcript>\n", 1)[1]
+assert "[harness] " in t and "[person] " not in t, t
+assert "The agent kept no todo list for this goal." in text and "<todo>" not in text
+'
+}
+
+@test "the check is sent the goal's newest todo list that was written" {
+	serve <<-EOF
+	{"tool_calls": [{"id": "t1", "name": "todo_write", "args": {"items": [{"content": "old & stale", "status": "pending"}]}}]}
+	{"tool_calls": [{"id": "t2", "name": "todo_write", "args": {"items": [{"content": "write a.txt", "status": "completed"}, {"content": "check <it>", "status": "in_progress"}]}}, {"id": "t3", "name": "todo_write", "args": {"items": "not a list"}}]}
+	$(claim_round 1 "a.txt written")
+	{"text": "done: written"}
+	EOF
+	xggoal set --model fake/m --conversation g1 "write a.txt"
+	assert_success
+	fake_log "$ROUNDS"'
+text = checks[0]["body"]["messages"][1]["content"]
+assert "<todo>\n[x] write a.txt\n[~] check &lt;it&gt;\n</todo>" in text, text
+assert "old &amp; stale" not in text.split("<transcript>")[0]
+assert "kept no todo list" not in text
+'
 }
 
 @test "get_goal shows the objective as data, the status and the budget used" {
@@ -832,4 +857,33 @@ assert len(checks) == 1, len(checks)
 	assert_success
 	[ "$(recs run_start | jq -r .model)" = fake/m ]
 	[ "$(recs goal | tail -1 | jq -r .options.model)" = fake/m ]
+}
+
+@test "a round that compacts restates its hidden text in the checkpoint with the objective escaped once" {
+	{
+		printf '{"tool_calls": [{"id": "t1", "name": "todo_write", "args": {"items": [{"content": "fix it", "status": "in_progress"}]}}], "usage": {"input": 5000, "output": 20}}\n'
+		for i in 2 3 4 5; do
+			printf '{"tool_calls": [{"id": "r%s", "name": "read", "args": {"path": "notes.txt"}}], "usage": {"input": 5000, "output": 20}}\n' "$i"
+		done
+		printf '{"tool_calls": [{"id": "r6", "name": "read", "args": {"path": "notes.txt"}}], "usage": {"input": 7600, "output": 20}}\n'
+		echo '{"text": "SUMMARY"}'
+		claim_round 7 "fixed"
+		echo '{"text": "done: fixed"}'
+	} >script.ndjson
+	for i in 1 2 3 4 5 6 7 8; do
+		echo "line $i of the notes, with words enough to take some room in the context"
+	done >notes.txt
+	serve <script.ndjson
+	small_catalog openai-chat 8000 1000
+	xggoal set --model fake/m --conversation g1 "fix a & <b>"
+	assert_success
+	[ "$(recs compaction | wc -l)" = 1 ]
+	fake_log '
+import json
+cps = [m["content"] for e in log for m in e["body"]["messages"]
+       if isinstance(m.get("content"), str) and m["content"].startswith("Checkpoint after compaction")]
+assert cps, "no checkpoint"
+assert "fix a &amp; &lt;b&gt;" in cps[0], cps[0]
+assert "&amp;amp;" not in cps[0] and "&amp;lt;" not in cps[0], cps[0]
+'
 }

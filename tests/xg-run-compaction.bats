@@ -107,6 +107,7 @@ assert "\"r3\"" not in b and "\"r25\"" in b
 		[[ "$output" != *"Checkpoint after compaction"* ]]
 
 		# The next run starts from the summary, and gets no checkpoint.
+		cp "$FAKE_LOG" before.ndjson
 		serve "$kind" <<-'EOF'
 		{"text": "resumed"}
 		EOF
@@ -119,6 +120,15 @@ b = dump(items(log[0]))
 assert b.count("<summary>") == 1 and b.index("SUMMARY-ONE") < b.index("\"r25\"")
 assert not checkpoints(log[0])
 assert "\"r3\"" not in b and "\"r25\"" in b and "\"r51\"" in b and "go on" in b
+# It is the last request of the run before, byte for byte, up to and
+# including the summary; the checkpoint right after it is what differs.
+import os
+last = [json.loads(l) for l in open("before.ndjson") if l.strip()][-1]
+da, db = dump(last["body"]), dump(log[0]["body"])
+n = len(os.path.commonprefix([da, db]))
+end = da.index("</summary>") + len("</summary>")
+assert n > end and da.count("</summary>") == 1, (n, end, da[n - 80:n + 80])
+assert "Checkpoint after compaction" in da[n:] and "Checkpoint after compaction" not in db
 '
 	done
 }

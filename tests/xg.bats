@@ -848,6 +848,23 @@ plan: no_plan
 xg: completed; 2 tool calls, 2.5 s, tokens 100 in (80 cached), 20 out; conversation c-9"
 }
 
+@test "the renderer shows a blocked plan as a warning, never as a plan" {
+	run xg-test render <<-'EOF'
+	{"type":"plan","outcome":"blocked","blocked":"The repository has no build files.\nI need to know the target.","problems":[]}
+	{"type":"plan","outcome":"plan_ready","plan":"1. Do it.","problems":[]}
+	{"type":"run_end","status":"completed","reply":"","tool_calls":0,"ms":5}
+	EOF
+	assert_success
+	assert_output "xg: warning: no plan: the planning is blocked: The repository has no build files....
+plan: plan_ready
+xg: completed; 0 tool calls, 5 ms"
+	run xg-test render --color <<-'EOF'
+	{"type":"plan","outcome":"blocked","blocked":"no target","problems":[]}
+	{"type":"run_end","status":"completed","reply":"","tool_calls":0,"ms":5}
+	EOF
+	assert_line --index 0 $'\e[1;33mxg: warning: no plan: the planning is blocked: no target\e[0m'
+}
+
 @test "the renderer shows the reply of a run that streamed nothing, and why it failed" {
 	run xg-test render <<-'EOF'
 	{"type":"run_end","status":"failed","reason":"no credentials for openai","reply":"","tool_calls":0,"ms":5}

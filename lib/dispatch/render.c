@@ -11,6 +11,7 @@
 #define BOLD "\033[1m"
 #define DIM "\033[2m"
 #define RESET "\033[0m"
+#define WARN "\033[1;33m"
 /* How much of a tool's argument or failure a line shows. */
 #define SUMMARY_MAX 80
 
@@ -338,6 +339,21 @@ static void render_plan(struct xg_render *r, jv rec, struct xg_buf *out)
 	if (!outcome || r->quiet)
 		return;
 	start_line(r, out);
+	/* A blocked plan is no plan: a warning, with what blocks it
+	 * (ADR-0077), never a line that reads like plan_ready's. */
+	if (!strcmp(outcome, "blocked")) {
+		const char *why = xg_json_string_peek(rec, "blocked");
+
+		style(r, out, WARN);
+		xg_buf_addstr(out, "xg: warning: no plan: the planning is blocked");
+		if (why && *why) {
+			xg_buf_addstr(out, ": ");
+			add_short(out, why, 2 * SUMMARY_MAX);
+		}
+		style(r, out, RESET);
+		xg_buf_addch(out, '\n');
+		return;
+	}
 	style(r, out, BOLD);
 	xg_buf_addstr(out, "plan: ");
 	add_clean(out, outcome, strlen(outcome));

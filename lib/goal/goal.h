@@ -116,6 +116,11 @@ const char *xg_goal_objective_problem(const char *objective);
  */
 char *xg_goal_transcript(const char *conv, size_t max);
 
+/* The goal's todo list as the check reads it, a line an item ("[x] ",
+ * "[~] " or "[ ] " and the item), from the newest todo_write call that
+ * succeeded since the goal was set; NULL when there is none. */
+char *xg_goal_todo(const char *conv);
+
 /* ---- driving ---- */
 
 /* What xg-goal was asked, for the verbs. */

@@ -4,8 +4,14 @@
  * labelled blocks (the person's messages, the agent's replies, each tool
  * call with its arguments and each result with its outcome).  Hidden
  * messages (a round's continuation text) are left out: the check reads
- * the work, not the harness's words.  Each block is clipped, and when the
- * whole passes the ceiling the oldest blocks go, with a line saying so.
+ * the work, not the harness's words.  The harness's other messages (a
+ * slice's end or continuation, a plan's repair: a user message with a
+ * kind) are labelled as the harness's, never as the person's.  Each block
+ * is clipped, and when the whole passes the ceiling the oldest blocks go,
+ * with a line saying so.
+ *
+ * The goal's todo list, for the check too: the items of the newest
+ * todo_write call that succeeded since the goal was set.
  */
 #include "xg.h"
 #include "goal/goal.h"
@@ -77,7 +83,8 @@ static void add_entry(struct xg_buf *b, jv e)
 		if (hidden)
 			return;
 		if (text && *text) {
-			xg_buf_addstr(b, is(role, "user") ? "[person] " : "[agent] ");
+			xg_buf_addstr(b, is(role, "assistant") ? "[agent] " :
+					 xg_json_string_peek(e, "kind") ? "[harness] " : "[person] ");
 			add_clipped(b, text, MESSAGE_MAX);
 			xg_buf_addch(b, '\n');
 		}
@@ -143,4 +150,65 @@ char *xg_goal_transcript(const char *conv, size_t max)
 	xg_buf_release(&blk);
 	jv_free(all);
 	return xg_buf_detach(&out, NULL);
+}
+
+/* The newest todo_write call in entries (newest first, only looked at)
+ * whose result was ok: its items as text, or NULL. */
+static char *todo_of(jv all)
+{
+	jv ok = jv_object();
+	struct xg_buf b = XG_BUF_INIT(0);
+	int i, k, n = xg_json_length_peek(all), found = 0;
+
+	for (i = 0; i < n && !found; i++) {
+		jv e = jv_array_get(jv_copy(all), i), calls = xg_json_get_peek(e, "tool_calls");
+		const char *type = xg_json_string_peek(e, "type"), *id = xg_json_string_peek(e, "id");
+		bool good = false;
+
+		if (is(type, "tool_result") && is(xg_json_string_peek(e, "name"), "todo_write") && id &&
+		    xg_json_bool_peek(e, "ok", &good) == 0 && good)
+			ok = xg_json_set(ok, id, jv_true());
+		for (k = xg_json_length_peek(calls) - 1; k >= 0 && !found; k--) {
+			jv c = jv_array_get(jv_copy(calls), k);
+			const char *cid = xg_json_string_peek(c, "id");
+			jv items = xg_json_get_peek(xg_json_get_peek(c, "args"), "items");
+
+			if (is(xg_json_string_peek(c, "name"), "todo_write") && cid &&
+			    jv_is_valid(xg_json_get_peek(ok, cid)) && jv_get_kind(items) == JV_KIND_ARRAY) {
+				found = 1;
+				jv_array_foreach(jv_copy(items), j, it) {
+					const char *content = xg_json_string_peek(it, "content");
+					const char *st = xg_json_string_peek(it, "status");
+
+					(void)j;
+					if (content)
+						xg_buf_addf(&b, "[%c] %s\n", is(st, "completed") ? 'x' :
+							    is(st, "in_progress") ? '~' : ' ', content);
+					jv_free(it);
+				}
+			}
+			jv_free(c);
+		}
+		jv_free(e);
+	}
+	jv_free(ok);
+	if (!b.len) {
+		xg_buf_release(&b);
+		return NULL;
+	}
+	return xg_buf_detach(&b, NULL);
+}
+
+char *xg_goal_todo(const char *conv)
+{
+	jv all = jv_array();
+	char *s;
+
+	if (!xg_conv_exists(conv) || xg_conv_scan_back(conv, collect, &all, NULL) < 0) {
+		jv_free(all);
+		return NULL;
+	}
+	s = todo_of(all);
+	jv_free(all);
+	return s;
 }

@@ -516,6 +516,7 @@ static char *checkpoint_text(struct run *r)
 	const char *req = xg_json_string_peek(r->request, "text");
 	jv items = latest_todo(r->messages), vars = jv_object();
 	char *todo, *esc, *out;
+	bool hidden = false;
 
 	if (jv_get_kind(items) == JV_KIND_ARRAY) {
 		xg_run_compact_release(r);
@@ -528,7 +529,10 @@ static char *checkpoint_text(struct run *r)
 		jv_free(vars);
 		return NULL;
 	}
-	esc = xg_prompt_escape_data(req ? req : "");
+	/* A person's request is data, escaped here; a hidden one (a goal's
+	 * round) is the harness's own text, its data escaped already. */
+	xg_json_bool_peek(r->request, "hidden", &hidden);
+	esc = hidden ? xg_strdup(req ? req : "") : xg_prompt_escape_data(req ? req : "");
 	vars = xg_json_set(vars, "request", jv_string(esc));
 	free(esc);
 	vars = xg_json_set(vars, "todo", jv_string(todo ? todo : ""));

@@ -209,7 +209,7 @@ static jv check_request(const struct run *r, const char *system, const char *cla
 	const char *name = xg_json_string_peek(r->model, "name");
 	const char *id = xg_json_string_peek(r->model, "id");
 	struct xg_goal g;
-	char *obj, *cl, *tr, *trs, *body;
+	char *obj, *cl, *tr, *trs, *todo, *tds, *body;
 
 	if (!name)
 		name = strchr(id, '/') ? strchr(id, '/') + 1 : id;
@@ -218,10 +218,16 @@ static jv check_request(const struct run *r, const char *system, const char *cla
 	cl = xg_prompt_escape_data(claim);
 	tr = xg_goal_transcript(r->conv, TRANSCRIPT_MAX);
 	trs = xg_prompt_escape_data(tr);
+	todo = xg_goal_todo(r->conv);
+	tds = todo ? xg_prompt_escape_data(todo) : NULL;
 	body = xg_asprintf("The objective, as the person wrote it:\n<objective>\n%s\n</objective>\n\n"
 			   "The agent's claim that it is achieved, with its evidence:\n<claim>\n%s\n"
-			   "</claim>\n\nThe transcript of the agent's work on the goal:\n"
-			   "<transcript>\n%s</transcript>\n", obj, cl, trs);
+			   "</claim>\n\n%s%s%s"
+			   "The transcript of the agent's work on the goal:\n"
+			   "<transcript>\n%s</transcript>\n", obj, cl,
+			   tds ? "The agent's todo list as it last wrote it:\n<todo>\n" :
+				 "The agent kept no todo list for this goal.\n\n",
+			   tds ? tds : "", tds ? "</todo>\n\n" : "", trs);
 	q = xg_json_set(q, "model", jv_string(name));
 	q = xg_json_set(q, "system", jv_string(system));
 	m = xg_json_set(xg_json_set(m, "role", jv_string("user")), "text", jv_string(body));
@@ -233,6 +239,8 @@ static jv check_request(const struct run *r, const char *system, const char *cla
 	free(cl);
 	free(tr);
 	free(trs);
+	free(todo);
+	free(tds);
 	free(body);
 	return q;
 }

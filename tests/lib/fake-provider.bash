@@ -7,8 +7,9 @@
 #   ... "$FAKE_URL" is http://127.0.0.1:PORT/v1, "$FAKE_LOG" the request log
 #   fake_provider_stop                   (in teardown)
 #
-# The script format is described at the top of share/xg/demo/fake-provider,
-# which ships for make demo as well as serving the tests.
+# The server is xg-fake-provider (bin/, made from cmd/xg-fake-provider.py);
+# xg-fake-provider(1) describes the script's steps and the request log.
+# --idle-exit ends a server a test left behind.
 fake_provider_start() {
 	local dir="$BATS_TEST_TMPDIR/fake" i
 	mkdir -p "$dir"
@@ -16,7 +17,7 @@ fake_provider_start() {
 	FAKE_LOG="$dir/requests.ndjson"
 	rm -f "$dir/port" "$FAKE_LOG"
 	# fd 3 is bats' own: a background server must not hold it open.
-	python3 "$XG_SRCDIR/share/xg/demo/fake-provider" --script "$dir/script.ndjson" --log "$FAKE_LOG" \
+	xg-fake-provider --script "$dir/script.ndjson" --log "$FAKE_LOG" \
 		--port-file "$dir/port" --idle-exit 120 </dev/null >"$dir/server.out" 2>&1 3>&- &
 	FAKE_PID=$!
 	for i in $(seq 1 400); do
@@ -24,7 +25,7 @@ fake_provider_start() {
 		sleep 0.05
 	done
 	if [ ! -s "$dir/port" ]; then
-		echo "fake-provider did not start:" >&2
+		echo "xg-fake-provider did not start:" >&2
 		cat "$dir/server.out" >&2
 		return 1
 	fi

@@ -61,7 +61,7 @@ class Provider:
         self.log = os.path.join(self.dir, "log.ndjson")
         port_file = os.path.join(self.dir, "port")
         self.proc = subprocess.Popen(
-            [sys.executable, os.path.join(SRC, "share/xg/demo/fake-provider"), "--script", script,
+            [sys.executable, os.path.join(SRC, "bin/xg-fake-provider"), "--script", script,
              "--log", self.log, "--port-file", port_file, "--idle-exit", "600"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(400):

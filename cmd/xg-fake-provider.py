@@ -1,99 +1,27 @@
 #!/usr/bin/env python3
-"""fake-provider: a loopback model provider for xg's tests and its demo.
+"""xg-fake-provider: a scripted model on a loopback port, for testing xg
+and what is built on it without a key or a network.  xg-fake-provider(1)
+is the reference: the options, the script's steps, the request log.
 
-    fake-provider --script FILE --log FILE --port-file FILE [--idle-exit SECONDS]
-                  [--served FILE]
-
-It plays a model from a script, so xg can be run end to end with no key and
-no network: the tests drive it through tests/lib/fake-provider.bash, and
-`make demo` (share/xg/demo/run, installed in $(PREFIX)/share/xg/demo/)
-scripts a whole session with it.  Python 3's standard library is all it needs.
-
-Listens on 127.0.0.1 on an ephemeral port and writes the port number to
---port-file (atomically, once it accepts connections).  It speaks the three
-wire kinds xg knows, chosen by the request path:
-
-    .../chat/completions   openai-chat (OpenAI Chat Completions and friends)
-    .../responses          openai-responses
-    .../messages           anthropic-messages
-
-Every request is logged as one JSON line in --log:
-    {"n": 1, "method": "POST", "path": "/v1/chat/completions",
-     "kind": "openai-chat", "conn": 1, "on_conn": 1, "peer_port": 40312,
-     "headers": {"content-type": "...", "authorization": "<redacted>", ...},
-     "auth": "ok" | "wrong" | "none" | "unchecked",
-     "body": <the request body, parsed as JSON, or a string>,
-     "t": 1764500000.123 (when the whole request had been read)}
-With --served FILE, each POST that took a step adds one line there once
-its reply's last byte is written, {"n": 1, "t": 1764500000.125}: for the
-benches' figures of the time from a reply's end to the next request.
-Credential headers (authorization, x-api-key, api-key) are logged as
-"<redacted>"; "auth" says whether the key matched $FAKE_PROVIDER_KEY (when
-that is set, a wrong or missing key gets a 401 and uses no step).
-
-The script is NDJSON: each request takes the next step.  A step is a reply
-or a fault; "repeat": N serves the same step to N requests.  Once the script
-is used up, requests get 418 with an error body.  A step with "when": TEXT
-is only for a request whose body holds TEXT, and one with "unless": TEXT
-only for a request whose body does not: such a request takes the first step
-it may, the others keep their places (so runs that talk to the server at
-once, a parent and its subagents, each get their own steps).
-
-Reply steps (streamed in the request's wire kind):
-    {"text": "Hello", "reasoning": "thinking...",
-     "tool_calls": [{"id": "call_1", "name": "bash", "args": {"cmd": "ls"}}],
-                          (id defaults to call_N, name to "tool", args to {})
-     "usage": {"input": 100, "cached_input": 80, "cache_write": 0,
-               "output": 20, "reasoning": 5},
-     "finish": "stop" | "length" | "tool_calls" | "content_filter" | "refusal",
-     "chunk": 8,          characters per delta (default 8)
-     "delay_ms": 0,       pause between events
-     "signature": "...",  the thinking block's signature / encrypted content
-     "dialect": "openai" | "llama.cpp" | "ollama"   (openai-chat only:
-                 llama.cpp sends reasoning_content, a timings object instead
-                 of usage, a call's name with its first arguments; ollama
-                 sends delta.reasoning and all calls whole in one chunk)
-     "done": false,       openai-chat: leave out "data: [DONE]"
-     "finish_reason": false
-                          openai-chat: every chunk's finish_reason is null
-                          (the last one, with usage or timings, too)
-     "stream_error": {"type": "...", "code": "...", "message": "..."}
-                          after the deltas, an error inside the stream in the
-                          kind's own form, and no final event
-     "reset_after": N,    reset the connection (RST) after N body bytes
-     "stall": S, "stall_after": N   after N body bytes, send nothing for S
-                          seconds, then go on
-     "close": true}       "Connection: close" after this response
-Fault steps:
-    {"status": 429, "headers": {"retry-after": "1"},
-     "body": {...} or "text", "echo_key": true}
-                          an HTTP error; echo_key puts the received key in
-                          the body's message (to test redaction)
-    {"overflow": true}    a 400 saying the context is too long, in the
-                          request's wire kind's own words
-    {"raw": "data: ...\\n\\n"} or {"raw_file": "path"}
-                          these exact bytes as a 200 text/event-stream
-    {"garbage": "<html>...", "content_type": "text/html"}
-                          a 200 whose body is not an event stream
-A step's "status" and "content_type" also apply to raw and garbage steps.
-
-GET .../v1/models answers the model list every OpenAI-style server gives,
-{"object": "list", "data": [{"id": ...}, ...]}, without using a step: the
-entries of --models FILE (a JSON array of ids or of whole entries, or an
-object sent as the whole body; default $FAKE_PROVIDER_MODELS, else one
-model, "fake-model").  It is logged and
-checks the key as a POST does.
+It plays each request the next step of the script (NDJSON), in the wire
+kind the request's path names, and reads the script again whenever the
+file changes.  xg's own tests drive it through tests/lib/fake-provider.bash,
+make demo through share/xg/demo/run.  Python 3's standard library is all
+it needs.  The Makefile makes bin/xg-fake-provider from this file, with the
+version put in.
 """
-import argparse
 import http.server
 import json
 import os
+import signal
 import socket
 import struct
 import sys
 import threading
 import time
 
+VERSION = "@VERSION@"
+ME = "xg-fake-provider"
 SECRET_HEADERS = ("authorization", "x-api-key", "api-key", "proxy-authorization")
 
 
@@ -109,23 +37,81 @@ OVERFLOW = {
 }
 
 
+# The "type" of an error body, by status, as the APIs name it.
+ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error",
+               403: "permission_error", 404: "not_found_error", 413: "request_too_large",
+               429: "rate_limit_error", 529: "overloaded_error"}
+
+
+def fault_body(kind, status, message):
+    """An error body in the wire kind's own form."""
+    etype = ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
+    message = message or "%s: a scripted HTTP %d" % (ME, status)
+    if kind == "anthropic-messages":
+        return {"type": "error", "error": {"type": etype, "message": message}}
+    return {"error": {"message": message, "type": etype, "code": None}}
+
+
 class Reset(Exception):
     pass
 
 
+class ScriptError(Exception):
+    pass
+
+
+def read_steps(path):
+    """The steps of the script file, each as (line number, step)."""
+    steps = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                step = json.loads(line)
+            except ValueError as e:
+                raise ScriptError("%s:%d: not JSON: %s" % (path, n, e))
+            if not isinstance(step, dict):
+                raise ScriptError("%s:%d: a step is a JSON object" % (path, n))
+            calls = step.get("tool_calls", [])
+            if not isinstance(calls, list) or not all(isinstance(c, dict) for c in calls):
+                raise ScriptError("%s:%d: \"tool_calls\" is a list of objects" % (path, n))
+            for i, c in enumerate(calls):
+                c.setdefault("id", "call_%d" % i)
+                c.setdefault("name", "tool")
+            steps.append((n, step))
+    return steps
+
+
 class Script:
+    """The steps not yet used.  Before each request the file is looked at
+    again: when its inode, size or mtime changed, it is read afresh and its
+    steps start over from the first."""
+
     def __init__(self, path):
-        self.steps = []
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                if line.strip():
-                    step = json.loads(line)
-                    for i, c in enumerate(step.get("tool_calls", [])):
-                        c.setdefault("id", "call_%d" % i)
-                        c.setdefault("name", "tool")
-                    self.steps.append(step)
+        self.path = path
         self.lock = threading.Lock()
-        self.used = 0
+        self.seen = self.stamp()
+        self.steps = read_steps(path)
+        self.error = None
+
+    def stamp(self):
+        st = os.stat(self.path)
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def refresh(self):
+        try:
+            seen = self.stamp()
+        except OSError:
+            return  # gone for now (a writer replacing it): keep what was read
+        if seen == self.seen:
+            return
+        self.seen = seen
+        try:
+            self.steps, self.error = read_steps(self.path), None
+        except (OSError, UnicodeDecodeError, ScriptError) as e:
+            self.steps, self.error = [], str(e)
+            sys.stderr.write("%s: %s\n" % (ME, e))
 
     @staticmethod
     def fits(step, body):
@@ -134,15 +120,19 @@ class Script:
         return not ("unless" in step and step["unless"] in body)
 
     def next(self, body=""):
+        """(line, step) for a request with this body, None when none is
+        left; raises ScriptError while the file is not a script."""
         with self.lock:
-            for i, step in enumerate(self.steps):
+            self.refresh()
+            if self.error:
+                raise ScriptError(self.error)
+            for i, (n, step) in enumerate(self.steps):
                 if not self.fits(step, body):
                     continue
                 left = step.get("repeat", 1) - 1
                 if left > 0:
-                    step = dict(step, repeat=left)
-                    self.steps[i] = step
-                    return step
+                    self.steps[i] = (n, dict(step, repeat=left))
+                    return n, step
                 return self.steps.pop(i)
             return None
 
@@ -361,7 +351,7 @@ def kind_of(path):
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server_version = "fake-provider/1"
+    server_version = "xg-fake-provider/1"
 
     def log_message(self, fmt, *args):
         pass
@@ -380,11 +370,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return auth[7:]
         return self.headers.get("x-api-key") or self.headers.get("api-key")
 
-    def log_request_line(self, kind, body, arrived):
+    def auth_state(self):
         want = os.environ.get("FAKE_PROVIDER_KEY")
         got = self.received_key()
-        auth = "unchecked" if want is None else "none" if not got else \
+        return "unchecked" if want is None else "none" if not got else \
             "ok" if got == want else "wrong"
+
+    def log_request_line(self, kind, body, arrived, auth, line=None):
         headers = {}
         for k, v in self.headers.items():
             k = k.lower()
@@ -400,18 +392,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
             rec = {"n": self.server.requests, "method": self.command, "path": self.path,
                    "kind": kind, "conn": self.conn_id, "on_conn": self.on_conn,
                    "peer_port": self.client_address[1], "headers": headers, "auth": auth,
-                   "body": parsed, "t": arrived}
-            with open(self.server.log, "a", encoding="utf-8") as f:
-                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-        return auth
+                   "body": parsed, "t": arrived, "step": line}
+            if self.server.log:
+                with open(self.server.log, "a", encoding="utf-8") as f:
+                    f.write(json.dumps(rec, ensure_ascii=False) + "\n")
 
     def do_GET(self):
         self.server.last_request = time.time()
         if not self.path.split("?")[0].rstrip("/").endswith("/v1/models"):
-            self.plain(404, {"error": {"message": "fake-provider: only POST and GET .../v1/models",
+            self.plain(404, {"error": {"message": ME + ": only POST and GET .../v1/models",
                                        "type": "not_found"}})
             return
-        if self.log_request_line("models", b"", time.time()) in ("none", "wrong"):
+        auth = self.auth_state()
+        self.log_request_line("models", b"", time.time(), auth)
+        if auth in ("none", "wrong"):
             self.plain(401, {"error": {"message": "Incorrect API key provided",
                                        "type": "invalid_request_error", "code": "invalid_api_key"}})
             return
@@ -428,17 +422,27 @@ class Handler(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else b""
         arrived = time.time()  # the whole request is in: what "t" says
         kind = kind_of(self.path)
-        auth = self.log_request_line(kind, body, arrived)
+        auth = self.auth_state()
+        got = problem = None
+        if auth not in ("none", "wrong"):
+            try:
+                got = self.server.script.next(body.decode("utf-8", "replace"))
+            except ScriptError as e:
+                problem = str(e)
+        self.log_request_line(kind, body, arrived, auth, got[0] if got else None)
         if auth in ("none", "wrong"):
             self.plain(401, {"error": {"message": "Incorrect API key provided: %s" %
                                        (self.received_key() or ""),
                                        "type": "invalid_request_error", "code": "invalid_api_key"}})
             return
-        step = self.server.script.next(body.decode("utf-8", "replace"))
-        if step is None:
-            self.plain(418, {"error": {"message": "fake-provider: the script is used up",
+        if problem:
+            self.plain(500, {"error": {"message": ME + ": " + problem, "type": "script_error"}})
+            return
+        if got is None:
+            self.plain(418, {"error": {"message": ME + ": the script is used up",
                                        "type": "invalid_request_error"}})
             return
+        step = got[1]
         try:
             body_json = json.loads(body)
         except ValueError:
@@ -470,12 +474,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def serve(self, step, kind, req):
         close = step.get("close", False)
+        if step.get("wait_ms"):
+            time.sleep(step["wait_ms"] / 1000.0)
         if step.get("overflow"):
             self.plain(400, OVERFLOW[kind], close=close)
             return
         if "status" in step and "raw" not in step and "raw_file" not in step:
-            body = step.get("body", {"error": {"message": "fake-provider fault",
-                                               "type": "server_error"}})
+            body = step["body"] if "body" in step else \
+                fault_body(kind, step["status"], step.get("message"))
             if step.get("echo_key"):
                 body = {"error": {"message": "bad key %s" % (self.received_key() or ""),
                                   "type": "authentication_error"}}
@@ -555,45 +561,130 @@ class Handler(http.server.BaseHTTPRequestHandler):
         raise Reset()
 
 
+USAGE = ("usage: xg-fake-provider --script file [--port port] [--port-file file] [--log file]"
+         " [--served file] [--models file] [--idle-exit seconds]")
+HELP = USAGE + """
+
+Play a model from a script on a loopback port, for tests without a key.
+
+      --script file          the steps, one JSON object a line (read again when it changes)
+      --port port            listen on this port of 127.0.0.1 (default 0: one the system picks)
+      --port-file file       write the port number to file once listening
+      --log file             append one JSON line a request to file
+      --served file          append a line to file as each POST's reply ends
+      --models file          a file of JSON: the models GET .../v1/models lists
+      --idle-exit seconds    exit after seconds without a request (default: never)
+  -h, --help                 print this help and exit
+      --version              print the version and exit
+
+See xg-fake-provider(1)."""
+VALUED = ("--script", "--port", "--port-file", "--log", "--served", "--models", "--idle-exit")
+
+
+def fail(status, msg, usage=False):
+    sys.stderr.write("%s: %s\n%s" % (ME, msg, USAGE + "\n" if usage else ""))
+    sys.exit(status)
+
+
+def options(argv):
+    opts = {}
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("-h", "--help"):
+            print(HELP)
+            sys.exit(0)
+        if arg == "--version":
+            print("%s (xg) %s" % (ME, VERSION))
+            sys.exit(0)
+        name, eq, value = arg.partition("=")
+        if name not in VALUED:
+            fail(2, ("unknown option '%s'" % name) if arg.startswith("-") else
+                 ("takes no operand: '%s'" % arg), True)
+        if not eq:
+            i += 1
+            if i == len(argv):
+                fail(2, "option '%s' needs a value" % name, True)
+            value = argv[i]
+        opts[name] = value
+        i += 1
+    if "--script" not in opts:
+        fail(2, "--script is needed: the steps to play", True)
+    try:
+        opts["--port"] = int(opts.get("--port", "0"))
+        assert 0 <= opts["--port"] <= 65535
+    except (ValueError, AssertionError):
+        fail(2, "option '--port' needs a port number (0 to 65535), not '%s'" % opts["--port"], True)
+    if opts["--port"] == 0 and "--port-file" not in opts:
+        fail(2, "give --port or --port-file: otherwise nothing can learn the port", True)
+    if "--idle-exit" in opts:
+        try:
+            opts["--idle-exit"] = float(opts["--idle-exit"])
+            assert opts["--idle-exit"] > 0
+        except (ValueError, AssertionError):
+            fail(2, "option '--idle-exit' needs a number of seconds over 0, not '%s'"
+                 % opts["--idle-exit"], True)
+    return opts
+
+
+def read_input(what, fn):
+    """fn() for a file named on the command line; a failure exits with
+    xg(7)'s status for it."""
+    try:
+        return fn()
+    except FileNotFoundError as e:
+        fail(66, "%s: no such file: '%s'" % (what, e.filename))
+    except PermissionError as e:
+        fail(77, "%s: permission denied: '%s'" % (what, e.filename))
+    except (ScriptError, ValueError) as e:
+        fail(65, "%s: %s" % (what, e))
+    except OSError as e:
+        fail(74, "%s: %s" % (what, e))
+
+
 def main():
-    ap = argparse.ArgumentParser(description="A loopback model provider for xg's tests and demo.")
-    ap.add_argument("--script", required=True)
-    ap.add_argument("--log", required=True)
-    ap.add_argument("--port-file", required=True)
-    ap.add_argument("--idle-exit", type=float, default=300,
-                    help="exit after this many seconds without a request")
-    ap.add_argument("--served", help="a line here as each POST's reply ends")
-    ap.add_argument("--models", default=os.environ.get("FAKE_PROVIDER_MODELS"),
-                    help="a JSON array: what GET .../models lists")
-    a = ap.parse_args()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    opts = options(sys.argv[1:])
+    # ^C ends it as the signal (128+2 to a shell), not with a traceback;
+    # where SIGINT is ignored (in the background of a script) it stays so.
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    script = read_input("--script", lambda: Script(opts["--script"]))
+    models = ["fake-model"]
+    path = opts.get("--models", os.environ.get("FAKE_PROVIDER_MODELS"))
+    if path:
+        models = read_input("--models", lambda: json.load(open(path, encoding="utf-8")))
+    try:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", opts["--port"]), Handler)
+    except OSError as e:
+        fail(74, "cannot listen on 127.0.0.1:%d: %s" % (opts["--port"], e.strerror))
     server.daemon_threads = True
-    server.script = Script(a.script)
-    server.log = a.log
-    server.served = a.served
-    server.models = ["fake-model"]
-    if a.models:
-        with open(a.models, encoding="utf-8") as f:
-            server.models = json.load(f)
+    server.script = script
+    server.log = opts.get("--log")
+    server.served = opts.get("--served")
+    server.models = models
     server.lock = threading.Lock()
     server.conns = server.requests = 0
     server.last_request = time.time()
-    open(a.log, "a").close()
-    tmp = a.port_file + ".tmp"
-    with open(tmp, "w") as f:
-        f.write("%d\n" % server.server_address[1])
-    os.rename(tmp, a.port_file)
+    try:
+        if server.log:
+            open(server.log, "a").close()
+        if "--port-file" in opts:
+            tmp = opts["--port-file"] + ".tmp"
+            with open(tmp, "w") as f:
+                f.write("%d\n" % server.server_address[1])
+            os.rename(tmp, opts["--port-file"])
+    except OSError as e:
+        fail(74, "%s: %s" % (e.filename, e.strerror))
+    idle = opts.get("--idle-exit")
 
     def watchdog():
         while True:
-            time.sleep(1)
-            if time.time() - server.last_request > a.idle_exit:
+            time.sleep(min(1.0, idle / 4))
+            if time.time() - server.last_request > idle:
                 os._exit(0)
-    threading.Thread(target=watchdog, daemon=True).start()
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    if idle:
+        threading.Thread(target=watchdog, daemon=True).start()
+    server.serve_forever()
 
 
 if __name__ == "__main__":
