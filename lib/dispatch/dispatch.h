@@ -202,7 +202,7 @@ struct xg_render {
 	jv calls;		/* tool_call records by id, waiting for results */
 	char *conversation;	/* from run_start */
 	char *reply;		/* the run's reply so far (xg_dispatch_reply_peek) */
-	char *plan;		/* a plan record's plan (or blocked) text, or NULL */
+	char *plan;		/* a plan_ready plan record's plan, or NULL */
 	int sent_fd;		/* for the row, xg_render_row_watch's; -1: none */
 };
 

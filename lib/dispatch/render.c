@@ -332,11 +332,10 @@ static void render_plan(struct xg_render *r, jv rec, struct xg_buf *out)
 	const char *outcome = xg_json_string_peek(rec, "outcome");
 	const char *text = xg_json_string_peek(rec, "plan");
 
-	if (!text)
-		text = xg_json_string_peek(rec, "blocked");
 	free(r->plan);
-	r->plan = text ? xg_strdup(text) : NULL;
-	if (!outcome || r->quiet)
+	r->plan = text && outcome && !strcmp(outcome, "plan_ready") ? xg_strdup(text) : NULL;
+	/* Quiet, a blocked plan is still said: it is what went wrong. */
+	if (!outcome || (r->quiet && strcmp(outcome, "blocked")))
 		return;
 	start_line(r, out);
 	/* A blocked plan is no plan: a warning, with what blocks it
