@@ -1,6 +1,7 @@
 /*
  * Where state lives (path.h): the config, data, state and share trees
- * from XG_HOME, the XDG variables or the home directory, and paths joined.
+ * from XG_HOME, the XDG variables or the home directory, a check that
+ * they can be there, and paths joined.
  */
 #include "xg.h"
 
@@ -36,6 +37,60 @@ char *xg_path_data(const char *rel)
 char *xg_path_state(const char *rel)
 {
 	return tree("state", "XDG_STATE_HOME", ".local/state", rel);
+}
+
+/* The variable the tree of xdg_var comes from. */
+static const char *origin(const char *xdg_var)
+{
+	const char *s;
+
+	if ((s = getenv("XG_HOME")) && *s)
+		return "XG_HOME";
+	if ((s = getenv(xdg_var)) && *s == '/')
+		return xdg_var;
+	return "HOME";
+}
+
+/* Checks the tree at root (consumed), which var puts there: up from
+ * root to the first part that exists, which must be a directory. */
+static int check_tree(char *root, const char *var, char **why)
+{
+	const char *value = getenv(var);
+	struct stat st;
+	char *slash;
+	int rc = 0;
+
+	for (;;) {
+		if (stat(root, &st) == 0) {
+			if (!S_ISDIR(st.st_mode)) {
+				*why = xg_asprintf("cannot use %s='%s': '%s' is not a directory",
+						   var, value ? value : "", root);
+				rc = -1;
+			}
+			break;
+		}
+		if (errno != ENOENT && errno != ENOTDIR) {
+			*why = xg_asprintf("cannot use %s='%s': '%s': %s", var, value ? value : "",
+					   root, strerror(errno));
+			rc = -1;
+			break;
+		}
+		if (!(slash = strrchr(root, '/')) || slash == root)
+			break;
+		*slash = '\0';
+	}
+	free(root);
+	return rc;
+}
+
+int xg_path_check(char **why)
+{
+	*why = NULL;
+	if (check_tree(xg_path_config(NULL), origin("XDG_CONFIG_HOME"), why) < 0 ||
+	    check_tree(xg_path_data(NULL), origin("XDG_DATA_HOME"), why) < 0 ||
+	    check_tree(xg_path_state(NULL), origin("XDG_STATE_HOME"), why) < 0)
+		return -1;
+	return 0;
 }
 
 static char *share_base(void)

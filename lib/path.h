@@ -16,6 +16,15 @@ char *xg_path_data(const char *rel);
 char *xg_path_state(const char *rel);
 char *xg_path_share(const char *rel);
 
+/*
+ * Whether the config, data and state trees can be where the variables put
+ * them: the nearest part of each tree's path that exists is a directory
+ * that can be looked into.  0, or -1 with *why (the caller frees it) naming
+ * the variable the tree comes from (XG_HOME, an XDG_*_HOME or HOME), its
+ * value and the part at fault.
+ */
+int xg_path_check(char **why);
+
 /* "dir/name" in a new string; one slash between them. */
 char *xg_path_join(const char *dir, const char *name);
 

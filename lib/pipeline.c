@@ -92,6 +92,7 @@ void xg_pipeline_init(struct xg_pipeline *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->out_fd = -1;
+	p->cue_fd = -1;
 }
 
 void xg_pipeline_release(struct xg_pipeline *p)
@@ -107,6 +108,8 @@ void xg_pipeline_release(struct xg_pipeline *p)
 	free(p->stages);
 	if (p->out_fd >= 0)
 		close(p->out_fd);
+	if (p->cue_fd >= 0)
+		close(p->cue_fd);
 	xg_pipeline_init(p);
 }
 
@@ -310,6 +313,10 @@ int xg_pipeline_start(struct xg_pipeline *p, const char *input, size_t len, int 
 		rc = xg_error_errno("cannot make a pipe");
 		goto out;
 	}
+	/* The caller may watch the cue too (xg's phase row); without it,
+	 * the run goes on as ever. */
+	if (p->cue.from_var && capture)
+		p->cue_fd = fcntl(cue[0], F_DUPFD_CLOEXEC, 0);
 	for (k = 0; k < p->n; k++) {
 		int out, end = -1;
 

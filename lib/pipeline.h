@@ -50,6 +50,9 @@ struct xg_pipeline {
 	int out_fd;		/* the read end of the last stage's output when
 				 * start was given XG_PIPELINE_CAPTURE, else -1 */
 	struct xg_pipeline_cue cue;	/* from_var NULL: none */
+	int cue_fd;		/* with XG_PIPELINE_CAPTURE and a cue: a read end
+				 * of the cue for the caller, which sees its end
+				 * when the cue's first stage closes it; else -1 */
 };
 
 /* Passed as start's out_fd: the last stage writes to a pipe whose read end

@@ -75,9 +75,23 @@ asked() { fake_log 'for r in log: print(r["path"], r["auth"])'; }
 	export FAKE_PROVIDER_KEY=sk-your-key
 	run_start_block openai openai
 	assert_success
+	# Its standard output a pipe: the reply alone.
+	assert_output "It is a tiny project."
 	assert_equal "$(asked)" "/v1/responses ok"
 	run xg-log --json
 	assert_equal "$(jq -r '[.status, .model] | join(" ")' <<<"$output")" "completed openai/gpt-5.1"
+}
+
+@test "getting started: the reply in a file, the records with --json, as the guide says" {
+	export FAKE_PROVIDER_KEY=sk-your-key OPENAI_API_KEY=sk-your-key
+	xg-choices set --mode normal --model openai/gpt-5.1
+	run_start_block pipe openai
+	assert_success
+	# The file holds the reply alone; standard output, the status jq read.
+	assert_equal "$(cat answer.txt)" "It is a tiny project."
+	assert_output completed
+	# Standard error: the first run's last line, once, and nothing else.
+	assert_regex "$stderr" "^xg: completed; 0 tool calls, [0-9.]+ m?s, tokens 100 in, 7 out; conversation [0-9-]+[0-9a-f]+\$"
 }
 
 @test "getting started: an Anthropic key, as the guide says" {

@@ -610,7 +610,7 @@ round_pid() {
 	[ "$(jq -c 'select(.type == "goal") | .limits' goal.ndjson | head -1)" = '{"rounds":30,"hours":2}' ]
 }
 
-@test "xg goal writes records in a pipe and shows the goal to a person on a terminal" {
+@test "xg goal shows the goal to a person on a terminal, and writes records with --json" {
 	serve <<-EOF
 	$(work_round 1 a.txt)
 	$(claim_round 2 "a.txt written")
@@ -623,12 +623,34 @@ round_pid() {
 	assert_output --partial "xg: goal round 1 of 30 done; the goal goes on"
 	assert_output --partial "xg: goal complete after 2 rounds: written"
 	refute_output --partial "<objective>"
-	run_split xg goal get --conversation g1
+	run_split xg goal --json get --conversation g1
 	assert_success
 	[ "$(printf '%s\n' "$output" | jq -r '.type + " " + .status')" = "goal complete" ]
 	run script -qec "xg goal --json get --conversation g1" /dev/null
 	assert_success
 	[ "$(printf '%s\n' "$output" | tr -d '\r' | jq -r .status)" = complete ]
+}
+
+@test "in a pipe xg goal writes the last round's reply alone, its lines on standard error" {
+	serve <<-EOF
+	$(work_round 1 a.txt)
+	$(claim_round 2 "a.txt written")
+	{"text": "done: written"}
+	EOF
+	xg-choices set --mode normal --model fake/m
+	run_split xg goal set --conversation g1 'write a.txt' </dev/null
+	assert_success
+	# The last round's reply (the check's verdict is no round of the goal).
+	assert_output "The goal is met."
+	[[ "$stderr" == *"xg: goal active (set): write a.txt"* ]] || fail "stderr: $stderr"
+	[[ "$stderr" == *"xg: goal complete after 2 rounds: written"* ]] || fail "stderr: $stderr"
+	# Each line once, and none of the assistant's text.
+	assert_equal "$(grep -c 'goal complete after' <<<"$stderr")" 1
+	[[ "$stderr" != *"Wrote a.txt."* ]] || fail "the reply's text is on stderr: $stderr"
+	# A goal that no round ran: nothing on standard output.
+	run_split xg goal get --conversation g1 </dev/null
+	assert_success
+	assert_output ""
 }
 
 @test "^C on a terminal pauses the goal that xg goal shows, and xg waits for its records" {

@@ -130,3 +130,24 @@ has_row() {
 	has_row "[|/\\\\-] waiting for the conversation, held by process $holder \\(xg-test\\) [123] s"
 	printf '%s' "$output" | grep -qa "note: waiting for the conversation"
 }
+
+@test "before the first request is out the row names the start, not the model" {
+	serve <<<'{"text": "chosen, then done"}'
+	# xg finds its stages beside itself: a tree whose xg-choices is slow.
+	mkdir tree
+	cp "$XG_SRCDIR/bin/xg" tree/
+	for p in xg-snapshot xg-prompt-compile xg-run; do
+		ln -s "$XG_SRCDIR/bin/$p" "tree/$p"
+	done
+	printf '#!/bin/sh\nsleep 1.6\nexec "%s/bin/xg-choices" "$@"\n' "$XG_SRCDIR" >tree/xg-choices
+	chmod +x tree/xg-choices
+	on_tty tree/xg run --model fake/m "hello"
+	assert_success
+	has_row '[|/\\-] choosing the model and preparing the request 1 s'
+	# The start is named before the wait for the model, never after it.
+	printf '%s' "$output" | tr '\r' '\n' | grep -aoE 'choosing the model|waiting for the model' |
+		uniq | head -n 1 | grep -qx 'choosing the model'
+	printf '%s' "$output" | tr '\r' '\n' | grep -aoE 'choosing the model|waiting for the model' |
+		uniq | grep -c . | grep -qx '[12]'
+	printf '%s' "$output" | grep -qa 'chosen, then done'
+}

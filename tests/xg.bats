@@ -327,11 +327,11 @@ a second  line	with a tab; % %s & | > \$(rm -rf /) '\\''"
 	assert_equal "${#lines[@]}" 7
 }
 
-@test "--reply writes the reply alone, and the records still come out in a pipe" {
+@test "--reply writes the reply alone, and the records still come out with --json" {
 	stub_tree
 	export STUB_MODE=render
 	xg run --json 'hi' >want.ndjson
-	xg run --reply reply.txt 'hi' | cat >got.ndjson
+	xg run --json --reply reply.txt 'hi' | cat >got.ndjson
 	run diff want.ndjson got.ndjson
 	assert_success
 	run cat reply.txt
@@ -466,9 +466,11 @@ $ask"
 @test "xg run exits with xg-run's status" {
 	stub_tree
 	for code in 0 1 65 69 75 77 78; do
-		STUB_MODE=exit=$code run xg run --json 'hi'
+		STUB_MODE=exit=$code run_split xg run --json 'hi'
 		assert_equal "$status" "$code"
 		assert_output '{"type":"run_end","status":"failed"}'
+		# What went wrong is said once, by xg.
+		assert_equal "$stderr" "xg: failed"
 	done
 }
 
@@ -503,7 +505,7 @@ $ask"
 	stub_tree
 	# Python, not the shell, starts xg: a shell's background job would
 	# start with SIGINT ignored, which xg keeps.
-	run python3 - <<-'EOF'
+	run_split python3 - <<-'EOF'
 	import os, signal, subprocess, sys, time
 	# Whoever started the tests may have left SIGINT ignored (a job started
 	# with & does); xg would keep that, so put it back for this run.
@@ -522,6 +524,7 @@ $ask"
 	EOF
 	assert_equal "$status" 130
 	assert_output '{"type":"run_end","status":"interrupted","stop":"user","signal":"INT"}'
+	assert_equal "$stderr" "xg: interrupted (user)"
 }
 
 @test "^C on a terminal interrupts xg-run, and xg waits for its last records" {
@@ -555,7 +558,9 @@ $ask"
 	sys.exit(os.waitstatus_to_exitcode(st))
 	EOF
 	assert_equal "$status" 130
-	assert_output '{"type":"run_end","status":"interrupted","stop":"user","signal":"INT"}'
+	# The record, and on the terminal's standard error xg's one line.
+	assert_line '{"type":"run_end","status":"interrupted","stop":"user","signal":"INT"}'
+	assert_equal "$(grep -cx 'xg: interrupted (user)' <<<"$output")" 1
 }
 
 @test "standard input left open by the caller never holds up a run" {
@@ -678,12 +683,14 @@ line 2
 	[ ! -e "$STUB/stdin" ] || fail "a run started"
 }
 
-@test "xg run needs exactly one non-empty text" {
+@test "xg run needs a non-empty text, and joins its words into one" {
 	run_split xg run
 	assert_equal "$status" 2
-	run_split xg run two words
-	assert_equal "$status" 2
-	assert_regex "$stderr" "'run' takes one text"
+	stub_tree
+	xg run --json 'two  spaced' words >/dev/null
+	assert_equal "$(jq -r 'select(.type == "request") | .text' "$STUB/stdin")" "two  spaced words"
+	xg run --json two words >/dev/null
+	assert_equal "$(jq -r 'select(.type == "request") | .text' "$STUB/stdin")" "two words"
 	run_split xg run ''
 	assert_equal "$status" 2
 	run_split xg run --conversation ../x hi
@@ -747,9 +754,9 @@ resumed() {
 	xg resume --json c-7 'again' >/dev/null
 	run resumed
 	assert_output "c-7 normal again"
-	run_split xg resume c-8 'again'
+	run_split xg resume 20261130-105624-0000c008 'again'
 	assert_equal "$status" 65
-	assert_regex "$stderr" "^xg: there is no conversation 'c-8'"
+	assert_regex "$stderr" "^xg: there is no conversation or run '20261130-105624-0000c008'"
 }
 
 @test "xg resume ID without a text is a usage error, never a request" {
@@ -757,11 +764,11 @@ resumed() {
 	conversation c-7 "$PWD"
 	run_split xg resume c-7
 	assert_equal "$status" 2
-	assert_regex "$stderr" "^xg: 'c-7' is a conversation id, not a text to send: give the text after it"
+	assert_regex "$stderr" "^xg: 'c-7' is a conversation or run id, not a text to send: give the text after it"
 	# One shaped as xg makes them, even when it does not exist.
 	run_split xg resume 20261130-105624-3f9a1c2b
 	assert_equal "$status" 2
-	assert_regex "$stderr" "^xg: '20261130-105624-3f9a1c2b' is a conversation id"
+	assert_regex "$stderr" "^xg: '20261130-105624-3f9a1c2b' is a conversation or run id"
 	run_split xg resume --conversation c-7
 	assert_equal "$status" 2
 	assert_regex "$stderr" "^xg: 'resume' needs a text to send"
@@ -894,7 +901,8 @@ xg: the run ended without a run_end record"
 	run script -qec "xg run 'hi'" /dev/null
 	assert_success
 	run tr -d '\r' <<<"$output"
-	assert_output "All done.
+	assert_output "note: the workspace is not in a git repository: no snapshot is taken, so 'xg log diff' and replay have nothing of this run
+All done.
 > bash: make check (ok, 20 ms)
 xg: completed; 1 tool call, 30 ms; conversation c-42"
 	run cat "$STUB/args"
@@ -1088,7 +1096,7 @@ cc: error: parse.c: No such file
 	need_xg_run <<-'EOF'
 	{"text": "The answer\nis 42."}
 	EOF
-	xg run --model fake/m -o answer.txt 'what is it?' >out
+	xg run --json --model fake/m -o answer.txt 'what is it?' >out
 	run cat answer.txt
 	assert_output $'The answer\nis 42.'
 	run jq -r 'select(.type == "run_end") | .reply' out
@@ -1108,23 +1116,34 @@ cc: error: parse.c: No such file
 	assert_output --partial "no commands, 100% sure"
 }
 
-@test "with xg-run, a failure on a terminal is said once; in a pipe each stage says it" {
+@test "with xg-run, a failure is said once: on a terminal, in a pipe, with --json; a stage alone says it" {
 	need_xg_run </dev/null
+	git init -q
+	reason="no model to run on: 'nosuch/model' is not offered by the catalog ('xg-choices models' lists the models it offers)"
 	run script -qec "xg run --model nosuch/model hi" /dev/null
 	assert_failure
 	out=$(tr -d '\r' <<<"$output")
 	assert_equal "$(grep -c "'nosuch/model' is not offered by the catalog" <<<"$out")" 1
 	assert_regex "$out" "xg: failed: no model to run on: 'nosuch/model' is not offered by the catalog"
+	# In a pipe: nothing on standard output, xg's one line on standard error.
 	run_split xg run --model nosuch/model hi
+	assert_equal "$status" 78
+	assert_output ""
+	[[ "$stderr" == "xg: failed: $reason; 0 tool calls, "*" ms, tokens 0 in, 0 out" ]] ||
+		fail "standard error: $stderr"
+	# With --json: the records, and the same one line.
+	run_split xg run --json --model nosuch/model hi
+	assert_equal "$status" 78
+	[[ "$stderr" == "xg: failed: $reason; 0 tool calls, "*" ms, tokens 0 in, 0 out" ]] ||
+		fail "standard error: $stderr"
+	run jq -r 'select(.type == "run_end") | .reason' <<<"$output"
+	assert_output "$reason"
+	# The stages run alone, as the --dry-run line runs them, each say it.
+	line=$(xg run --dry-run --model nosuch/model hi)
+	run_split sh -c "$line"
 	assert_failure
 	assert_equal "$stderr" "xg-choices: request on line 1: cannot start on nosuch/model: 'nosuch/model' is not offered by the catalog ('xg-choices models' lists the models it offers)
-xg-run: no model to run on: 'nosuch/model' is not offered by the catalog ('xg-choices models' lists the models it offers)"
-	run jq -r 'select(.type == "run_end") | .reason' <<<"$output"
-	assert_output "no model to run on: 'nosuch/model' is not offered by the catalog ('xg-choices models' lists the models it offers)"
-	# XG_RENDERED from the caller is not passed on to the stages of a
-	# run xg does not render.
-	XG_RENDERED=1 run_split xg run --model nosuch/model hi
-	assert_equal "$(grep -c 'not offered' <<<"$stderr")" 2
+xg-run: $reason"
 }
 
 @test "with xg-run, the commands a rendered run's tools run do not inherit XG_RENDERED" {

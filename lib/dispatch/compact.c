@@ -13,12 +13,11 @@ void xg_dispatch_compact(const char *conversation)
 	char *newest = NULL, *path;
 	char *argv[5];
 
-	if (conversation && !xg_conv_id_valid(conversation))
-		xg_die(XG_EX_USAGE, "'%s' " XG_CONV_ID_BAD, conversation);
-	if (!conversation && !(conversation = newest = xg_dispatch_newest_here()))
+	/* A run's id stands for its conversation. */
+	if (conversation)
+		conversation = newest = xg_dispatch_conversation_of(conversation, 1);
+	else if (!(conversation = newest = xg_dispatch_newest_here()))
 		xg_die(XG_EX_DATAERR, "there is no conversation to compact");
-	if (!xg_conv_exists(conversation))
-		xg_die(XG_EX_DATAERR, "there is no conversation '%s'", conversation);
 	if (!(path = xg_exec_find("run")))
 		xg_die(XG_EX_SOFTWARE, "cannot find xg-run");
 	argv[0] = path;

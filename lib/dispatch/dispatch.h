@@ -153,9 +153,17 @@ char *xg_dispatch_newest_here(void);
  * write (local, YYYY-MM-DD HH:MM) and the first line of the first request,
  * separated by tabs.  Returns how many were written. */
 int xg_dispatch_list_here(FILE *fp, int max);
-/* Whether word names a conversation: one that exists, or a word shaped as
- * xg_conv_new_id makes them (YYYYMMDD-HHMMSS-xxxxxxxx). */
+/* Whether word names a conversation: one that exists, a run, or a word
+ * shaped as xg_conv_new_id makes them (YYYYMMDD-HHMMSS-xxxxxxxx). */
 int xg_dispatch_is_conversation_id(const char *word);
+/*
+ * The conversation id names (the caller frees it): id itself when the
+ * conversation exists, else the conversation of the run id names (its
+ * run.json's).  When there is neither: NULL, or, when must is set, exit 65
+ * with a message saying where each kind is listed.  Exit 2 for an id that
+ * is no id, 65 for a run that made no conversation.
+ */
+char *xg_dispatch_conversation_of(const char *id, int must);
 
 /*
  * The reply of a run as its records tell it: each assistant message's text
@@ -196,6 +204,11 @@ struct xg_buf;
 
 struct xg_render {
 	int color;		/* ANSI bold and dim */
+	int plain;		/* the lines on standard error of a run in a pipe:
+				 * the assistant's text is left out (it is the
+				 * output) */
+	int quiet;		/* failures alone: a run_end or goal that did not
+				 * succeed, a missing run_end */
 	int at_bol;		/* the text so far ends a line (or is empty) */
 	int streamed;		/* text deltas were shown for the current message */
 	int replied;		/* some assistant text was shown */
@@ -203,6 +216,8 @@ struct xg_render {
 	jv calls;		/* tool_call records by id, waiting for results */
 	char *conversation;	/* from run_start */
 	char *reply;		/* the run's reply so far (xg_dispatch_reply_peek) */
+	char *plan;		/* a plan_ready plan record's plan, or NULL */
+	int sent_fd;		/* for the row, xg_render_row_watch's; -1: none */
 };
 
 void xg_render_init(struct xg_render *r, int color);
@@ -222,9 +237,33 @@ void xg_render_finish(struct xg_render *r, struct xg_buf *out);
  * 0, or -1 on a write error to fp.
  */
 int xg_render_stream(int fd, const char *name, FILE *fp, int color, char **reply);
-/* The same, with the phase row (row.c) on row when it is not NULL. */
-int xg_render_stream_live(int fd, const char *name, FILE *fp, int color, FILE *row,
-			  char **reply);
+/* The same with r, which the caller made (xg_render_init, then plain and
+ * quiet as it wants them) and reads and releases after, and the phase row
+ * (row.c) on row when it is not NULL. */
+int xg_render_stream_live(int fd, const char *name, struct xg_render *r, FILE *fp,
+			  FILE *row);
+
+/*
+ * Where xg shows a run's records (xg(1), Output): rendered on a terminal;
+ * in a pipe, the reply alone on standard output and plain lines on
+ * standard error; or, with --json, the records on standard output as they
+ * come, with what went wrong said once on standard error.
+ */
+enum xg_render_mode { XG_RENDER_TERMINAL, XG_RENDER_PLAIN, XG_RENDER_JSON };
+struct xg_render_out {
+	enum xg_render_mode mode;
+	const char *name;	/* what the records come from, for messages */
+	int color;		/* on a terminal: bold and dim */
+	FILE *row;		/* on a terminal: the phase row's, or NULL */
+	int sent_fd;		/* for the row: ends once the first request is
+				 * out (the pipeline's cue_fd), or -1 */
+	int quiet;		/* in a pipe: standard error for failures alone */
+	int plan;		/* in a pipe: the plan, when there is one, is the output */
+};
+/* Shows the records read from fd to its end as how says.  When reply is not
+ * NULL, *reply is the run's reply (NULL when it had none; the caller frees
+ * it).  0, or -1 on a write error to standard output. */
+int xg_render_output(int fd, const struct xg_render_out *how, char **reply);
 
 /*
  * The phase row (xg(1)): one line on a terminal, replaced in place, naming
@@ -237,6 +276,9 @@ int xg_render_stream_live(int fd, const char *name, FILE *fp, int color, FILE *r
 struct xg_render_row;
 struct xg_render_row *xg_render_row_new(FILE *fp, int color);
 void xg_render_row_free(struct xg_render_row *w);
+/* Until fd (only looked at) has its end, the run has not sent its first
+ * request: the row names the start, not the wait for the model. */
+void xg_render_row_watch(struct xg_render_row *w, int fd);
 void xg_render_row_begin(struct xg_render_row *w, int writing);
 void xg_render_row_end(struct xg_render_row *w, jv rec, int at_bol);
 /* The row's text at now (xg_clock_ms), for the tests. */

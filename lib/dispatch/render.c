@@ -39,6 +39,7 @@ void xg_render_init(struct xg_render *r, int color)
 	r->color = color;
 	r->at_bol = 1;
 	r->calls = jv_object();
+	r->sent_fd = -1;
 }
 
 void xg_render_release(struct xg_render *r)
@@ -46,9 +47,11 @@ void xg_render_release(struct xg_render *r)
 	jv_free(r->calls);
 	free(r->conversation);
 	free(r->reply);
+	free(r->plan);
 	r->calls = jv_invalid();
 	r->conversation = NULL;
 	r->reply = NULL;
+	r->plan = NULL;
 }
 
 /* Appends s[0..n) without the control characters a terminal would act on. */
@@ -132,7 +135,7 @@ static void render_text(struct xg_render *r, jv rec, struct xg_buf *out)
 
 	if (!s)
 		s = xg_json_string_peek(rec, "delta");
-	if (!s)
+	if (!s || r->plain)
 		return;
 	add_text(r, out, s, strlen(s));
 	r->streamed = 1;
@@ -143,7 +146,7 @@ static void render_message(struct xg_render *r, jv rec, struct xg_buf *out)
 	const char *role = xg_json_string_peek(rec, "role");
 	const char *text = xg_json_string_peek(rec, "text");
 
-	if (!role || strcmp(role, "assistant"))
+	if (!role || strcmp(role, "assistant") || r->plain)
 		return;
 	if (!r->streamed && text)
 		add_text(r, out, text, strlen(text));
@@ -327,8 +330,12 @@ static void render_todo(struct xg_render *r, jv rec, struct xg_buf *out)
 static void render_plan(struct xg_render *r, jv rec, struct xg_buf *out)
 {
 	const char *outcome = xg_json_string_peek(rec, "outcome");
+	const char *text = xg_json_string_peek(rec, "plan");
 
-	if (!outcome)
+	free(r->plan);
+	r->plan = text && outcome && !strcmp(outcome, "plan_ready") ? xg_strdup(text) : NULL;
+	/* Quiet, a blocked plan is still said: it is what went wrong. */
+	if (!outcome || (r->quiet && strcmp(outcome, "blocked")))
 		return;
 	start_line(r, out);
 	/* A blocked plan is no plan: a warning, with what blocks it
@@ -385,6 +392,11 @@ static void render_goal(struct xg_render *r, jv rec, struct xg_buf *out)
 
 	if (!ev || !status)
 		return;
+	r->ended = 1;
+	/* Quiet, only a goal that the brakes or the caps stopped is said. */
+	if (r->quiet && (!strcmp(status, "active") || !strcmp(status, "complete") ||
+			 !strcmp(status, "paused")))
+		return;
 	xg_json_int_peek(rec, "rounds", &rounds);
 	xg_json_int_peek(xg_json_get_peek(rec, "limits"), "rounds", &max);
 	start_line(r, out);
@@ -412,7 +424,6 @@ static void render_goal(struct xg_render *r, jv rec, struct xg_buf *out)
 	}
 	style(r, out, RESET);
 	xg_buf_addch(out, '\n');
-	r->ended = 1;
 }
 
 static void render_start(struct xg_render *r, jv rec)
@@ -448,9 +459,12 @@ static void render_end(struct xg_render *r, jv rec, struct xg_buf *out)
 	long long calls = 0, requests = 0;
 	double ms;
 
+	r->ended = 1;
+	if (r->quiet && status && !strcmp(status, "completed"))
+		return;
 	/* Without --stream and without a message record, the reply is only
 	 * here. */
-	if (!r->replied && reply && *reply)
+	if (!r->replied && reply && *reply && !r->plain)
 		add_text(r, out, reply, strlen(reply));
 	start_line(r, out);
 	style(r, out, BOLD);
@@ -487,7 +501,6 @@ static void render_end(struct xg_render *r, jv rec, struct xg_buf *out)
 	xg_buf_addch(out, '\n');
 	if (reason)
 		add_rest(out, reason, REASON_REST_MAX);
-	r->ended = 1;
 }
 
 void xg_render_record_peek(struct xg_render *r, jv rec, struct xg_buf *out)
@@ -497,6 +510,9 @@ void xg_render_record_peek(struct xg_render *r, jv rec, struct xg_buf *out)
 	if (!type)
 		return;
 	xg_dispatch_reply_peek(rec, &r->reply);
+	if (r->quiet && strcmp(type, "run_start") && strcmp(type, "run_end") &&
+	    strcmp(type, "goal") && strcmp(type, "plan"))
+		return;
 	if (!strcmp(type, "text"))
 		render_text(r, rec, out);
 	else if (!strcmp(type, "message"))
@@ -526,6 +542,11 @@ void xg_render_record_peek(struct xg_render *r, jv rec, struct xg_buf *out)
 void xg_render_finish(struct xg_render *r, struct xg_buf *out)
 {
 	jv_object_foreach(r->calls, id, call) {
+		if (r->quiet) {
+			jv_free(id);
+			jv_free(call);
+			continue;
+		}
 		start_line(r, out);
 		style(r, out, DIM);
 		xg_buf_addstr(out, "! ");
@@ -554,30 +575,40 @@ static int flush_out(struct xg_buf *b, FILE *fp)
 
 int xg_render_stream(int fd, const char *name, FILE *fp, int color, char **reply)
 {
-	return xg_render_stream_live(fd, name, fp, color, NULL, reply);
+	struct xg_render r;
+	int rc;
+
+	xg_render_init(&r, color);
+	rc = xg_render_stream_live(fd, name, &r, fp, NULL);
+	if (reply) {
+		*reply = r.reply;
+		r.reply = NULL;
+	}
+	xg_render_release(&r);
+	return rc;
 }
 
-int xg_render_stream_live(int fd, const char *name, FILE *fp, int color, FILE *rowfp,
-			  char **reply)
+int xg_render_stream_live(int fd, const char *name, struct xg_render *r, FILE *fp,
+			  FILE *rowfp)
 {
-	struct xg_render_row *row = rowfp ? xg_render_row_new(rowfp, color) : NULL;
+	struct xg_render_row *row = rowfp ? xg_render_row_new(rowfp, r->color) : NULL;
 	struct xg_rec_reader rd;
-	struct xg_render r;
 	struct xg_buf out = XG_BUF_INIT(0);
 	struct xg_rec rec;
 	int n, rc = 0;
 	char sink[4096];
 
+	if (row && r->sent_fd >= 0)
+		xg_render_row_watch(row, r->sent_fd);
 	xg_rec_reader_init(&rd, fd, name);
-	xg_render_init(&r, color);
 	while ((n = xg_rec_next(&rd, &rec)) > 0) {
-		xg_render_record_peek(&r, rec.v, &out);
+		xg_render_record_peek(r, rec.v, &out);
 		if (row)
 			xg_render_row_begin(row, out.len > 0);
 		if (flush_out(&out, fp) < 0)
 			rc = -1;
 		if (row)
-			xg_render_row_end(row, rec.v, r.at_bol && !r.ended);
+			xg_render_row_end(row, rec.v, r->at_bol && !r->ended);
 		xg_rec_release(&rec);
 	}
 	xg_render_row_free(row);
@@ -589,15 +620,109 @@ int xg_render_stream_live(int fd, const char *name, FILE *fp, int color, FILE *r
 				break;
 		}
 	}
-	xg_render_finish(&r, &out);
+	xg_render_finish(r, &out);
 	if (flush_out(&out, fp) < 0)
 		rc = -1;
+	xg_rec_reader_release(&rd);
+	xg_buf_release(&out);
+	return rc;
+}
+
+/* Shows what the record on line says about a failure, when it is a
+ * record, on standard error (r is quiet: --json's records go to standard
+ * output as they are). */
+static void see_line(struct xg_render *r, const struct xg_buf *line)
+{
+	struct xg_buf out = XG_BUF_INIT(0);
+	jv v = xg_json_parse(line->buf, line->len);
+
+	if (jv_get_kind(v) == JV_KIND_OBJECT)
+		xg_render_record_peek(r, v, &out);
+	jv_free(v);
+	flush_out(&out, stderr);
+	xg_buf_release(&out);
+}
+
+/*
+ * Copies what fd gives to standard output as it comes, and has r see each
+ * record.  A line longer than the records' ceiling is passed on unread.
+ * The input is read to its end even when standard output fails, so the
+ * writer never blocks; 0, or -1 on a write error.
+ */
+static int tee_records(int fd, struct xg_render *r)
+{
+	struct xg_buf line = XG_BUF_INIT(0), out = XG_BUF_INIT(0);
+	size_t max = xg_rec_max_line();
+	char chunk[16384];	/* its stack pages stay with the process */
+	int rc = 0, skip = 0;
+	ssize_t n;
+
+	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
+		const char *s = chunk, *end = chunk + n, *nl;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		if (!rc && (fwrite(chunk, 1, (size_t)n, stdout) != (size_t)n || fflush(stdout)))
+			rc = -1;
+		for (; s < end; s = nl + 1) {
+			nl = memchr(s, '\n', (size_t)(end - s));
+			if (!skip && (size_t)((nl ? nl : end) - s) > max - line.len)
+				skip = 1;
+			if (!skip)
+				xg_buf_add(&line, s, (size_t)((nl ? nl : end) - s));
+			if (!nl)
+				break;
+			if (!skip)
+				see_line(r, &line);
+			xg_buf_reset(&line);
+			skip = 0;
+		}
+	}
+	if (line.len && !skip)
+		see_line(r, &line);	/* a last line without its newline */
+	xg_render_finish(r, &out);
+	flush_out(&out, stderr);
+	xg_buf_release(&out);
+	xg_buf_release(&line);
+	return rc;
+}
+
+/* Writes text and a newline after it, unless it ends in one, to
+ * standard output; nothing for no text.  0, or -1 on a write error. */
+static int write_text(const char *text)
+{
+	size_t n = text ? strlen(text) : 0;
+
+	if (!n)
+		return 0;
+	if (fwrite(text, 1, n, stdout) != n || (text[n - 1] != '\n' && putchar('\n') == EOF))
+		return -1;
+	return fflush(stdout) == EOF ? -1 : 0;
+}
+
+int xg_render_output(int fd, const struct xg_render_out *how, char **reply)
+{
+	struct xg_render r;
+	int rc;
+
+	xg_render_init(&r, how->mode == XG_RENDER_TERMINAL && how->color);
+	r.plain = how->mode != XG_RENDER_TERMINAL;
+	r.quiet = how->mode == XG_RENDER_JSON || (how->mode == XG_RENDER_PLAIN && how->quiet);
+	r.sent_fd = how->sent_fd;
+	if (how->mode == XG_RENDER_JSON) {
+		rc = tee_records(fd, &r);
+	} else if (how->mode == XG_RENDER_PLAIN) {
+		xg_render_stream_live(fd, how->name, &r, stderr, NULL);
+		rc = write_text(how->plan && r.plan ? r.plan : r.reply);
+	} else {
+		rc = xg_render_stream_live(fd, how->name, &r, stdout, how->row);
+	}
 	if (reply) {
 		*reply = r.reply;
 		r.reply = NULL;
 	}
 	xg_render_release(&r);
-	xg_rec_reader_release(&rd);
-	xg_buf_release(&out);
 	return rc;
 }

@@ -2,7 +2,7 @@
  * The conversations of this directory (dispatch.h), for "xg resume": every
  * conversation file, newest first; the ones whose header names the current
  * directory as their workspace; the first request of each, for the list;
- * and what a conversation id looks like.
+ * what a conversation id looks like, and the conversation a run id names.
  */
 #include "xg.h"
 #include "dispatch/dispatch.h"
@@ -214,15 +214,46 @@ int xg_dispatch_list_here(FILE *fp, int max)
 	return (int)n;
 }
 
+/* The conversation the run id made, from its run.json, or NULL when there
+ * is no such run or it names none.  A run id is shaped as a conversation
+ * id. */
+static char *run_conversation(const char *id)
+{
+	char *rel = xg_asprintf("runs/%s/run.json", id), *path = xg_path_state(rel), *conv = NULL;
+	struct xg_buf b = XG_BUF_INIT((size_t)1 << 20);
+	const char *c;
+	jv v;
+
+	free(rel);
+	if (xg_read_file(path, &b) < 0) {
+		free(path);
+		xg_buf_release(&b);
+		return NULL;
+	}
+	v = xg_json_parse(b.buf, b.len);
+	if (jv_get_kind(v) == JV_KIND_OBJECT && (c = xg_json_string_peek(v, "conversation")))
+		conv = xg_strdup(c);
+	jv_free(v);
+	free(path);
+	xg_buf_release(&b);
+	return conv;
+}
+
 int xg_dispatch_is_conversation_id(const char *word)
 {
 	static const char shape[] = "00000000-000000-xxxxxxxx";
 	size_t i;
 
+	char *run;
+
 	if (!xg_conv_id_valid(word))
 		return 0;
 	if (xg_conv_exists(word))
 		return 1;
+	if ((run = run_conversation(word))) {
+		free(run);
+		return 1;
+	}
 	if (strlen(word) != sizeof(shape) - 1)
 		return 0;
 	for (i = 0; shape[i]; i++) {
@@ -234,4 +265,25 @@ int xg_dispatch_is_conversation_id(const char *word)
 			return 0;
 	}
 	return 1;
+}
+
+char *xg_dispatch_conversation_of(const char *id, int must)
+{
+	char *conv;
+
+	if (!xg_conv_id_valid(id))
+		xg_die(XG_EX_USAGE, "'%s' " XG_CONV_ID_BAD, id);
+	if (xg_conv_exists(id))
+		return xg_strdup(id);
+	if ((conv = run_conversation(id))) {
+		if (xg_conv_exists(conv))
+			return conv;
+		xg_die(XG_EX_DATAERR, "run '%s' left no conversation: it ended before it made "
+		       "one", id);
+	}
+	if (must)
+		xg_die(XG_EX_DATAERR, "there is no conversation or run '%s': 'xg resume' lists "
+		       "this directory's conversations, 'xg log conversations' all of them, and "
+		       "'xg log' the runs", id);
+	return NULL;
 }

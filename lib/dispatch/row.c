@@ -2,8 +2,9 @@
  * The phase row (xg(1), The phase row): one live line on standard error,
  * replaced in place, naming what a rendered run is inside while nothing
  * else is shown: a tool and how long it has run, a wait on subagents, a
- * silent model, a retry's countdown, and a waiting indicator before the
- * first token (saying so when the person's message has just gone out).  It folds heartbeats: they move the row, they are never
+ * silent model, a retry's countdown, the start until the first request is
+ * out, and a waiting indicator before the first token (saying so when the
+ * person's message has just gone out).  It folds heartbeats: they move the row, they are never
  * lines of their own.
  *
  * The state comes from the records as the renderer reads them (their
@@ -14,6 +15,7 @@
  */
 #include "xg.h"
 #include "dispatch/dispatch.h"
+#include <poll.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
 #include <time.h>
@@ -23,7 +25,7 @@
 #define TICK_MS 250
 #define DETAIL_MAX 60
 
-enum phase { P_NONE, P_WAITING, P_MODEL, P_TOOL, P_SUBAGENTS, P_RETRY };
+enum phase { P_NONE, P_STARTING, P_WAITING, P_MODEL, P_TOOL, P_SUBAGENTS, P_RETRY };
 
 struct xg_render_row {
 	FILE *fp;
@@ -43,6 +45,7 @@ struct xg_render_row {
 	char detail[DETAIL_MAX + 40];
 	char waitfor[128];	/* what the run waits for before the model, or "" */
 	int steered;		/* the wait is for a reply to the person's message */
+	int sent_fd;		/* ends once the first request is out; -1: none */
 	unsigned spin;
 };
 
@@ -64,6 +67,12 @@ void xg_render_row_text(struct xg_render_row *w, int64_t now, struct xg_buf *b)
 
 	switch (w->phase) {
 	case P_NONE:
+		return;
+	case P_STARTING:
+		/* No model is chosen yet, or its request not yet made. */
+		xg_buf_addf(b, "%c %s%s ", spinner[w->spin % 4], w->waitfor[0] ? "waiting for " : "",
+			    w->waitfor[0] ? w->waitfor : "choosing the model and preparing the request");
+		add_duration(b, now - w->t0);
 		return;
 	case P_WAITING:
 		xg_buf_addf(b, "%c waiting for %s ", spinner[w->spin % 4],
@@ -135,6 +144,15 @@ static void clear(struct xg_render_row *w)
 	w->drawn = 0;
 }
 
+/* Whether the first request is out: the watched descriptor has its end
+ * (or there is none to watch). */
+static int sent(struct xg_render_row *w)
+{
+	struct pollfd p = { w->sent_fd, POLLIN, 0 };
+
+	return w->sent_fd < 0 || poll(&p, 1, 0) != 0;
+}
+
 static void *tick(void *arg)
 {
 	struct xg_render_row *w = arg;
@@ -142,6 +160,10 @@ static void *tick(void *arg)
 	pthread_mutex_lock(&w->lock);
 	while (!w->stopping) {
 		w->spin++;
+		if (w->phase == P_STARTING && sent(w)) {
+			w->phase = P_WAITING;
+			w->t0 = xg_clock_ms();
+		}
 		draw(w);
 		pthread_mutex_unlock(&w->lock);
 		nanosleep(&(struct timespec){ 0, TICK_MS * 1000000L }, NULL);
@@ -158,6 +180,7 @@ struct xg_render_row *xg_render_row_new(FILE *fp, int color)
 
 	w->fp = fp;
 	w->color = color;
+	w->sent_fd = -1;
 	/* The run has started: nothing comes before its first token. */
 	w->phase = P_WAITING;
 	w->t0 = xg_clock_ms();
@@ -169,6 +192,15 @@ struct xg_render_row *xg_render_row_new(FILE *fp, int color)
 	w->running = pthread_create(&w->thread, NULL, tick, w) == 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return w;
+}
+
+void xg_render_row_watch(struct xg_render_row *w, int fd)
+{
+	pthread_mutex_lock(&w->lock);
+	w->sent_fd = fd;
+	if (!sent(w))
+		w->phase = P_STARTING;
+	pthread_mutex_unlock(&w->lock);
 }
 
 void xg_render_row_free(struct xg_render_row *w)
@@ -293,6 +325,8 @@ static void note(struct xg_render_row *w, jv rec, int64_t now)
 	w->waitfor[0] = '\0';
 	if (!strcmp(type, "run_start")) {
 		/* It comes with the first event of the reply. */
+		if (w->phase == P_STARTING)
+			w->phase = P_WAITING;
 	} else if (!strcmp(type, "tool_result")) {
 		w->phase = P_WAITING;
 		w->t0 = now;

@@ -161,59 +161,6 @@ static int use_color(void)
 	return !getenv("NO_COLOR") && !(term && !strcmp(term, "dumb"));
 }
 
-/* Keeps the reply a record line tells of, when it is a record. */
-static void see_line(const struct xg_buf *line, char **reply)
-{
-	jv v = xg_json_parse(line->buf, line->len);
-
-	if (jv_get_kind(v) == JV_KIND_OBJECT)
-		xg_dispatch_reply_peek(v, reply);
-	jv_free(v);
-}
-
-/*
- * Copies what fd gives to standard output as it comes, and keeps the run's
- * reply from its records.  A line longer than the records' ceiling is
- * passed on unread.  The input is read to its end even when standard output
- * fails, so the writer never blocks; 0, or -1 on a write error.
- */
-static int tee_records(int fd, char **reply)
-{
-	struct xg_buf line = XG_BUF_INIT(0);
-	size_t max = xg_rec_max_line();
-	char chunk[16384];	/* its stack pages stay with the process */
-	int rc = 0, skip = 0;
-	ssize_t n;
-
-	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
-		const char *s = chunk, *end = chunk + n, *nl;
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break;
-		if (!rc && (fwrite(chunk, 1, (size_t)n, stdout) != (size_t)n || fflush(stdout)))
-			rc = -1;
-		for (; s < end; s = nl + 1) {
-			nl = memchr(s, '\n', (size_t)(end - s));
-			if (!skip && (size_t)((nl ? nl : end) - s) > max - line.len)
-				skip = 1;
-			if (!skip)
-				xg_buf_add(&line, s, (size_t)((nl ? nl : end) - s));
-			if (!nl)
-				break;
-			if (!skip)
-				see_line(&line, reply);
-			xg_buf_reset(&line);
-			skip = 0;
-		}
-	}
-	if (line.len && !skip)
-		see_line(&line, reply);	/* a last line without its newline */
-	xg_buf_release(&line);
-	return rc;
-}
-
 /* Writes reply (NULL: none) and a newline after it to path, as
  * xg_write_named does ("-" is standard output); 0 or XG_EX_IOERR
  * (reported). */
@@ -234,16 +181,46 @@ static int write_reply(const char *path, const char *reply)
 	return rc;
 }
 
+/* Whether the current directory is in a git work tree: a .git in it or
+ * above it, or GIT_DIR set.  A plain look, which is all a note needs;
+ * xg-snapshot decides. */
+static int in_repository(void)
+{
+	char *dir = getcwd(NULL, 0), *slash;
+	int found = !dir || getenv("GIT_DIR");
+
+	while (!found) {
+		char *git = xg_path_join(dir, ".git");
+
+		found = access(git, F_OK) == 0;
+		free(git);
+		if (!dir[1] || !(slash = strrchr(dir, '/')))
+			break;
+		slash[slash == dir] = '\0';	/* the parent, "/" itself at the top */
+	}
+	free(dir);
+	return found;
+}
+
+#define NO_REPOSITORY "the workspace is not in a git repository: no snapshot is taken, " \
+	"so 'xg log diff' and replay have nothing of this run"
+
 int xg_dispatch_run(const struct xg_dispatch_run *o)
 {
 	struct xg_pipeline p;
+	struct xg_render_out how = { 0 };
 	char *input = xg_dispatch_input(o), *reply = NULL;
-	int render = !o->json && !o->dry_run && isatty(1), capture = render || o->reply, rc;
+	int rc;
 
-	if (o->notice && !render)
-		xg_warn("%s", o->notice);
+	how.mode = o->json ? XG_RENDER_JSON : isatty(1) ? XG_RENDER_TERMINAL : XG_RENDER_PLAIN;
+	how.name = "xg-run's output";
+	how.color = use_color();
+	how.quiet = o->quiet;
+	how.plan = !strcmp(o->mode, "plan");
+	if (how.mode == XG_RENDER_TERMINAL && !o->quiet && how.color && isatty(2))
+		how.row = stderr;
 	xg_pipeline_init(&p);
-	add_stages(&p, o, render);
+	add_stages(&p, o, how.mode == XG_RENDER_TERMINAL);
 	/* xg-snapshot reads the tree once xg-run's first request is out, when
 	 * xg-run alone would take its snapshot: until then the CPUs are wanted
 	 * for loading libcurl and sending the request.  Not in the shell form,
@@ -254,28 +231,27 @@ int xg_dispatch_run(const struct xg_dispatch_run *o)
 		rc = 0;
 		goto out;
 	}
+	/* Said once, at the start; the records carry the notice, which the
+	 * terminal and the plain lines show. */
+	if (o->notice && how.mode == XG_RENDER_JSON && !o->quiet)
+		xg_warn("%s", o->notice);
+	if (how.mode != XG_RENDER_JSON && !(o->quiet && how.mode == XG_RENDER_PLAIN) &&
+	    !in_repository())
+		fputs("note: " NO_REPOSITORY "\n", how.mode == XG_RENDER_TERMINAL ? stdout : stderr);
 	fflush(stdout);
-	/* The stages of a rendered run leave off stderr what their records
-	 * say (prog.h); nothing else xg starts inherits it. */
-	if (render)
-		setenv("XG_RENDERED", "1", 1);
-	rc = xg_pipeline_start(&p, input, strlen(input), capture ? XG_PIPELINE_CAPTURE : 1);
+	/* The stages leave off standard error what their records say
+	 * (prog.h): xg says it, once.  Nothing else xg starts inherits it. */
+	setenv("XG_RENDERED", "1", 1);
+	rc = xg_pipeline_start(&p, input, strlen(input), XG_PIPELINE_CAPTURE);
 	unsetenv("XG_RENDERED");
 	if (rc < 0) {
 		rc = XG_EX_SOFTWARE;
 		goto out;
 	}
-	/* The phase row: on a terminal's stderr, not in plain mode, not when
-	 * asked to be quiet. */
-	if (render)
-		xg_render_stream_live(p.out_fd, "xg-run's output", stdout, use_color(),
-				      !o->quiet && use_color() && isatty(2) ? stderr : NULL, &reply);
-	else if (capture)
-		tee_records(p.out_fd, &reply);
-	if (capture) {
-		close(p.out_fd);
-		p.out_fd = -1;
-	}
+	how.sent_fd = p.cue_fd;
+	xg_render_output(p.out_fd, &how, &reply);
+	close(p.out_fd);
+	p.out_fd = -1;
 	rc = xg_pipeline_wait(&p);
 	if (o->reply && write_reply(o->reply, reply) && !rc)
 		rc = XG_EX_IOERR;

@@ -187,45 +187,60 @@ static int list_here(void)
 	return 0;
 }
 
-/* Which conversation "xg resume" goes on with, and its text, from the
- * operands: [ID] TEXT. */
-static const char *resume_operands(const struct xg_command *cmd, struct xg_opts *o,
-				   struct xg_dispatch_run *r, char **newest)
+/* The words args[0..n) joined by spaces, as echo joins them (the caller
+ * frees it). */
+static char *join_words(char **args, size_t n)
 {
-	const char *text = o->args[o->nargs - 1];
+	struct xg_buf b = XG_BUF_INIT(0);
+	size_t i;
 
-	if (o->nargs > 2)
-		xg_usage_error(cmd, "'resume' takes a text, after an optional conversation");
-	if (o->nargs == 2) {
-		if (r->conversation)
-			xg_usage_error(cmd, "name the conversation once");
-		r->conversation = o->args[0];
-	} else if (strcmp(text, "-") && xg_dispatch_is_conversation_id(text)) {
-		xg_usage_error(cmd, "'%s' is a conversation id, not a text to send: give the "
-			       "text after it ('xg resume %s TEXT')", text, text);
+	for (i = 0; i < n; i++) {
+		if (i)
+			xg_buf_addch(&b, ' ');
+		xg_buf_addstr(&b, args[i]);
 	}
-	if (r->conversation && !xg_conv_id_valid(r->conversation))
-		xg_usage_error(cmd, "'%s' " XG_CONV_ID_BAD, r->conversation);
-	if (!r->conversation) {
-		char *here;
+	return xg_buf_detach(&b, NULL);
+}
 
-		if ((*newest = xg_dispatch_newest_here())) {
-			r->conversation = *newest;
-			return text;
-		}
-		here = getcwd(NULL, 0);
+/* Which conversation "xg resume" goes on with, and its text, from the
+ * operands: [ID] WORD...; ID a conversation's or a run's (*conv, the
+ * caller frees it, holds the conversation's).  The text is the caller's
+ * to free. */
+static char *resume_operands(const struct xg_command *cmd, struct xg_opts *o,
+			     struct xg_dispatch_run *r, char **conv)
+{
+	const char *last = o->args[o->nargs - 1];
+	size_t first = 0;
+
+	if (o->nargs >= 2 && !r->conversation && xg_dispatch_is_conversation_id(o->args[0])) {
+		r->conversation = o->args[0];
+		first = 1;
+	} else if (o->nargs == 1 && strcmp(last, "-") && xg_dispatch_is_conversation_id(last)) {
+		xg_usage_error(cmd, "'%s' is a conversation or run id, not a text to send: give "
+			       "the text after it ('xg resume %s TEXT')", last, last);
+	}
+	if (r->conversation) {
+		*conv = xg_dispatch_conversation_of(r->conversation, 1);
+		r->conversation = *conv;
+	} else if ((*conv = xg_dispatch_newest_here())) {
+		r->conversation = *conv;
+	} else {
+		char *here = getcwd(NULL, 0);
+
 		xg_die(XG_EX_DATAERR, "there is no conversation to resume in '%s'; 'xg run "
 		       "TEXT' starts one", here ? here : ".");
 	}
-	if (!xg_conv_exists(r->conversation))
-		xg_die(XG_EX_DATAERR, "there is no conversation '%s'", r->conversation);
-	return text;
+	return join_words(o->args + first, o->nargs - first);
 }
 
 /* Checks what the options asked for together, and that the reply file can
  * be made, before anything runs. */
 static void check_run(const struct xg_command *cmd, const struct xg_dispatch_run *r)
 {
+	/* xg's usage, not xg-run's, for a value xg passes on. */
+	if (r->sandbox && strcmp(r->sandbox, "on") && strcmp(r->sandbox, "net") &&
+	    strcmp(r->sandbox, "off"))
+		xg_usage_error(cmd, "--sandbox takes on, net or off, not '%s'", r->sandbox);
 	if (r->account && !xg_account_name_valid(r->account))
 		xg_usage_error(cmd, "'%s' " XG_ACCOUNT_NAME_BAD, r->account);
 	if (r->dry_run && r->reply)
@@ -282,8 +297,8 @@ int xg_dispatch_run_verb(const struct xg_dispatch_cli *cli, const struct xg_disp
 	struct xg_dispatch_run r = { 0 };
 	struct verb_cmd vc;
 	struct xg_opts o;
-	const char *arg, *operand;
-	char *text, *newest = NULL;
+	const char *arg;
+	char *text, *newest = NULL, *why, *operand;
 	int id, rc, resume = !strcmp(v->name, "resume");
 
 	verb_command(cli, v, &vc);
@@ -305,19 +320,27 @@ int xg_dispatch_run_verb(const struct xg_dispatch_cli *cli, const struct xg_disp
 		case XG_DISPATCH_OPT_SANDBOX: r.sandbox = arg ? arg : "on"; break;
 		}
 	}
+	/* A tree that cannot be where XG_HOME (or the XDG variables) put it
+	 * fails every stage: said once, naming the variable. */
+	if (!r.dry_run && xg_path_check(&why) < 0)
+		xg_die(XG_EX_CONFIG, "%s", why);
 	if (resume && !o.nargs && !r.conversation) {
 		xg_opt_release(&o);
 		return list_here();
 	}
 	if (!o.nargs)
 		xg_usage_error(&vc.cmd, "'%s' needs a text to send", v->name);
-	if (!resume && o.nargs > 1)
-		xg_usage_error(&vc.cmd, "'%s' takes one text", v->name);
 	if (!resume && r.conversation && !xg_conv_id_valid(r.conversation))
 		xg_usage_error(&vc.cmd, "'%s' " XG_CONV_ID_BAD, r.conversation);
 	check_run(&vc.cmd, &r);
-	operand = resume ? resume_operands(&vc.cmd, &o, &r, &newest) : o.args[0];
+	/* A run's id names its conversation; an id of neither starts one. */
+	if (!resume && r.conversation &&
+	    (newest = xg_dispatch_conversation_of(r.conversation, 0)))
+		r.conversation = newest;
+	operand = resume ? resume_operands(&vc.cmd, &o, &r, &newest)
+			 : join_words(o.args, (size_t)o.nargs);
 	text = request_text(&vc.cmd, operand, &r);
+	free(operand);
 	r.text = text;
 	rc = xg_dispatch_run(&r);
 	free(text);
