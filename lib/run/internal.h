@@ -13,7 +13,8 @@
  *   settings.c  xg-run --settings: the policies below, and where each
  *               came from, without a run
  *   prepare.c   everything before the first request
- *   goal.c      a goal's tools and the check of a completion claim
+ *   goal.c      a goal's tools offered, and the check of a completion claim
+ *               asked (goal/goal.h says what they say)
  *   slice.c     work slices: the policy, each slice's evidence, the stop
  *               and report at a boundary, its checkpoint, the continuation
  *   compaction.c
