@@ -52,7 +52,7 @@ struct setting {
 };
 
 /* The configuration's "sandbox": a mode ("on"), or an object with a mode
- * and a list of writable folders.  0, or 78 after reporting. */
+ * and a list of writable folders.  0, or 78 with why in p->msg. */
 static int from_config(struct pick *p, struct setting *s, jv conf)
 {
 	jv v = jv_get_kind(conf) == JV_KIND_OBJECT ? xg_json_get_peek(conf, "sandbox")
@@ -104,8 +104,8 @@ static jv env_writable(const char *list)
 }
 
 /* The setting, first found: --sandbox, XG_SANDBOX, config.json; and the
- * writable folders: XG_SANDBOX_WRITABLE, config.json.  0, or 78 after
- * reporting. */
+ * writable folders: XG_SANDBOX_WRITABLE, config.json.  0, or an exit code
+ * (78; 74 for a config.json not read) with why in p->msg. */
 static int setting(struct pick *p, struct setting *s, jv *conf)
 {
 	const char *w = getenv("XG_SANDBOX_WRITABLE");
