@@ -17,6 +17,7 @@
  *   resume.c  the conversations of this directory
  *   render.c  the records as a person reads them, and the reply they tell
  *   row.c     the phase row under the rendered records
+ *   settings.c a settings record as a table (xg-run --settings)
  */
 #include <stdio.h>
 #include "json.h"
@@ -283,5 +284,9 @@ void xg_render_row_begin(struct xg_render_row *w, int writing);
 void xg_render_row_end(struct xg_render_row *w, jv rec, int at_bol);
 /* The row's text at now (xg_clock_ms), for the tests. */
 void xg_render_row_text(struct xg_render_row *w, int64_t now, struct xg_buf *b);
+
+/* A settings record (only looked at) as a table on a terminal: one row a
+ * policy, what it is and where it came from (settings.c). */
+void xg_render_settings_peek(FILE *out, jv rec);
 
 #endif

@@ -8,6 +8,8 @@
  *   state.c       the goal read from the conversation's goal entries, and
  *                 a new entry appended only when no other writer came first
  *   transcript.c  the goal's rounds as text, for the completion check
+ *   tools.c       the goal as a run sees it: get_goal and update_goal, and
+ *                 the completion check's question and its answer read
  *   round.c       one round: the request, xg-run started and its records read
  *   drive.c       the rounds until the goal settles, the brakes and the caps
  *   verbs.c       xg-goal's verbs: set, get, edit, pause, resume, clear
@@ -120,6 +122,31 @@ char *xg_goal_transcript(const char *conv, size_t max);
  * "[~] " or "[ ] " and the item), from the newest todo_write call that
  * succeeded since the goal was set; NULL when there is none. */
 char *xg_goal_todo(const char *conv);
+
+/* ---- inside a run (tools.c) ---- */
+
+/* The table entries of get_goal and update_goal, an array (new). */
+jv xg_goal_tool_schemas(void);
+/* Whether name is one of them. */
+int xg_goal_tool(const char *name);
+/*
+ * Runs get_goal or update_goal on conv's goal (args consumed) in round
+ * (the request's goal round, 0 when it has none) and returns the tool's
+ * result; a "complete" claim's evidence replaces *claim (owned), which
+ * the caller keeps for the completion check.
+ */
+jv xg_goal_tool_call(const char *conv, long long round, const char *name, jv args,
+		       char **claim);
+/* The completion check's request for model (the run's model record, only
+ * looked at), with system as its system prompt: conv's objective, the
+ * claim, the todo list when one was written and a clipped transcript of
+ * the goal's rounds. */
+jv xg_goal_check_request_peek(const char *conv, jv model, const char *system,
+				const char *claim);
+/* The answer read strictly: one line, "done: REASON" or "continue:
+ * REASON", a reason not empty; 0 with *verdict and *reason (owned), or -1
+ * when it is not so. */
+int xg_goal_check_answer(const char *s, const char **verdict, char **reason);
 
 /* ---- driving ---- */
 

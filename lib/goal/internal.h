@@ -9,6 +9,7 @@
  *   verbs.c      xg-goal's verbs: set, get, edit, pause, resume, clear
  *   drive.c      rounds on a goal until it settles, the brakes and caps
  *   round.c      one round: xg-run started on the conversation, its records
+ *   tools.c      the goal as a run sees it: its tools, the completion check
  *   state.c      a goal's state, read from and written to its conversation
  *   transcript.c the rounds as text for the completion check
  */

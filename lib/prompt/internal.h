@@ -18,6 +18,8 @@
  *   project.c   the project instructions (AGENTS.md) a pack carries
  *   manifest.c  a variant's manifest and section files, its version id
  *   compile.c   a loaded variant compiled into a pack for a model and mode
+ *   compaction.c
+ *               what compaction sends, filled from the pack's templates
  *   template.c  a section's text with its placeholders filled in
  */
 #include <stddef.h>

@@ -14,6 +14,9 @@
  *   compile.c   a loaded variant compiled into a pack record
  *   project.c   the project instructions: AGENTS.md files found and fitted
  *   manifest.c  a variant's files read and checked; the version id
+ *   compaction.c
+ *               what compaction sends: its instruction, the transcript,
+ *               the checkpoint
  *   template.c  placeholders filled in
  */
 #include "json.h"
@@ -201,6 +204,22 @@ char *xg_prompt_escape_data(const char *s);
 
 /* A notice record from this program. */
 jv xg_prompt_notice(const char *text);
+
+/*
+ * What compaction sends (compaction.c; man 1 xg-run, COMPACTION).  The
+ * instruction that asks for a summary: the pack's "compaction" template,
+ * else ours.
+ */
+const char *xg_prompt_compaction_peek(jv pack);
+/* The provider messages before cut as the text of one user message (new)
+ * that fits room tokens: a transcript, its middle left out when longer. */
+char *xg_prompt_transcript_peek(jv messages, int cut, long long room);
+/* The checkpoint after a summary (new), or NULL when there is neither a
+ * todo list (todo: its items, null when none) nor plan instructions
+ * (plan NULL): the pack's "checkpoint" template, else ours, filled with
+ * the request record's text (escaped as data unless the request is
+ * hidden, the harness's own), the list and the plan. */
+char *xg_prompt_checkpoint_peek(jv pack, jv request, jv todo, const char *plan);
 
 /*
  * Prompt variants and their versions (design.md B2 and section 4).

@@ -13,8 +13,8 @@
  *   settings.c  xg-run --settings: the policies below, and where each
  *               came from, without a run
  *   prepare.c   everything before the first request
- *   confine.c   whether bash runs in the sandbox, and how
- *   goal.c      a goal's tools and the check of a completion claim
+ *   goal.c      a goal's tools offered, and the check of a completion claim
+ *               asked (goal/goal.h says what they say)
  *   slice.c     work slices: the policy, each slice's evidence, the stop
  *               and report at a boundary, its checkpoint, the continuation
  *   compaction.c
@@ -235,7 +235,7 @@ struct run {
 	int have_catalog;
 	struct xg_provider *prov;
 	const char **env_drop;
-	struct xg_tool_sandbox sandbox;	/* bash's (confine.c); bwrap NULL: none */
+	struct xg_tool_sandbox sandbox;	/* bash's (prepare.c); bwrap NULL: none */
 	jv sandbox_rec;			/* run_start's "sandbox": what is in force */
 	jv tools;		/* the tool table every request carries */
 	long long stable;	/* bytes of the system prompt that never change */
@@ -495,16 +495,6 @@ void xg_run_compact_release(struct run *r);
 int xg_run_prepare(struct run *r, FILE *fp);
 /* Joins the threads xg_run_prepare started, however far it got. */
 void xg_run_prepare_join(struct run *r);
-
-/* ---- confine.c: the sandbox of bash ---- */
-
-/* Sets r->sandbox and r->sandbox_rec from the setting; 0, or 78 when a
- * sandbox is asked for and cannot be had (or the setting is wrong).  A run
- * whose bash must not write (read_only: plan mode, or a read-only profile
- * such as a subagent's "explore") gets the sandbox whenever it can run,
- * the workspace read-only, else a notice. */
-int xg_run_sandbox_pick_read_only(struct run *r, int read_only);
-void xg_run_sandbox_release(struct run *r);
 
 /* ---- call.c: one provider call ---- */
 

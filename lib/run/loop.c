@@ -369,7 +369,8 @@ static void run_release(struct run *r)
 	for (i = 0; r->env_drop && r->env_drop[i]; i++)
 		free((char *)r->env_drop[i]);
 	free(r->env_drop);
-	xg_run_sandbox_release(r);
+	xg_tool_sandbox_release(&r->sandbox);
+	jv_free(r->sandbox_rec);
 	jv_free(r->request);
 	xg_run_input_release(r);
 	jv_free(r->snapshot);

@@ -101,6 +101,43 @@ static int pick_workspace(struct run *r)
 	return 0;
 }
 
+/*
+ * The sandbox of bash (tools/confine.c) into r->sandbox, and what is in
+ * force into r->sandbox_rec.  A bash that must not write (plan mode, or a
+ * read-only profile such as a subagent's "explore") gets it whenever it
+ * can run; without it the person is told.  0, or fails the run (78 when a
+ * sandbox asked for cannot be had).
+ */
+static int pick_sandbox(struct run *r)
+{
+	int plan = !strcmp(r->mode, "plan");
+	int read_only = plan || xg_tool_profile_read_only(r->o->profile), rc;
+	char msg[2048];
+	jv notices, n;
+
+	jv_free(r->sandbox_rec);
+	rc = xg_tool_sandbox_pick(&r->sandbox, r->o->sandbox, read_only, &r->sandbox_rec,
+				  &notices, msg, sizeof(msg));
+	jv_array_foreach(notices, i, v) {
+		(void)i;
+		xg_run_emit(r, v);
+	}
+	jv_free(notices);
+	if (rc)
+		return xg_run_fail(r, rc, "%s", msg);
+	if (!read_only || r->sandbox.bwrap)
+		return 0;
+	/* Its gate still holds, and the person is told once. */
+	n = xg_rec_new("notice");
+	n = xg_json_set(n, "from", jv_string(xg_progname));
+	xg_run_emit(r, xg_json_set(n, "text", plan ?
+		jv_string_fmt("plan mode: bash runs without the sandbox (%s), so the "
+			      "workspace is not read-only to it", msg) :
+		jv_string_fmt("the %s profile gets no bash without the sandbox (%s)",
+			      r->o->profile ? r->o->profile : "read-only", msg)));
+	return 0;
+}
+
 /* A field of the model record that must be a string or null when
  * present; -1 after failing. */
 static int model_field(struct run *r, const char *key)
@@ -571,9 +608,7 @@ int xg_run_prepare(struct run *r, FILE *fp)
 		return xg_run_fail(r, XG_EX_IOERR, "cannot make the run's directory");
 	if (xg_run_read_input(r) || r->rc >= 0)
 		return r->rc;
-	if (pick_mode(r) || pick_conversation(r) || pick_workspace(r) ||
-	    xg_run_sandbox_pick_read_only(r, !strcmp(r->mode, "plan") ||
-					  xg_tool_profile_read_only(r->o->profile)))
+	if (pick_mode(r) || pick_conversation(r) || pick_workspace(r) || pick_sandbox(r))
 		return r->rc;
 	if (pick_model(r))
 		return r->rc;

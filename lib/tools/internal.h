@@ -15,6 +15,8 @@
  *   files.c     read, write and edit
  *   workspace.c where the file tools' paths lead, and opening them there
  *   proc.c      the commands of bash and ask_user: started, fed, watched
+ *   confine.c   the sandbox a run's bash gets: the setting, the writable
+ *               folders, read-only for a bash that must not write
  *   sandbox.c   bash under bwrap: finding it, and its command line
  *   result.c    the result objects every tool returns
  *   gate.c      the jq filter that decides each call

@@ -12,8 +12,8 @@
  * named, and the directories that must not be seen (xg's configuration and
  * state, where the keys and the runs are) made empty.
  *
- * Nothing here knows the run: confine.c decides whether a run's bash is
- * sandboxed and fills in struct xg_tool_sandbox (tools.h).
+ * Nothing here knows the run: confine.c decides from the setting whether
+ * a run's bash is sandboxed and fills in struct xg_tool_sandbox (tools.h).
  */
 #include "xg.h"
 #include "tools/internal.h"

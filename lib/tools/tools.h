@@ -104,6 +104,23 @@ int xg_tool_sandbox_find(char **bwrap, int *userns, char *why, size_t whylen);
  * only decides, such as a read-only profile choosing it when it can). */
 int xg_tool_sandbox_available(void);
 
+/*
+ * The sandbox a run's bash gets (confine.c): the setting, given (--sandbox,
+ * or NULL), else XG_SANDBOX, else config.json's "sandbox"; the writable
+ * folders from XG_SANDBOX_WRITABLE, else config.json.  A bash that must
+ * not write (read_only: plan mode, a read-only profile) gets the sandbox
+ * whenever it can run, the workspace read-only.  Fills *sb, and always
+ * *rec (what run_start says is in force) and *notices (notice records for
+ * the caller to write, in order).  0, with msg saying why the sandbox
+ * cannot run when read_only and sb->bwrap is NULL; or an exit code (78:
+ * a sandbox asked for cannot be had, or the setting is wrong) with msg
+ * saying why, for the caller to report.
+ */
+int xg_tool_sandbox_pick(struct xg_tool_sandbox *sb, const char *given, int read_only,
+			 jv *rec, jv *notices, char *msg, size_t n);
+/* Frees what a pick put in sb, and empties it. */
+void xg_tool_sandbox_release(struct xg_tool_sandbox *sb);
+
 struct xg_tool_ctx {
 	const char *workspace;	/* the root the file tools stay inside; bash's cwd */
 	const char *run_dir;	/* full bash output goes to run_dir/tool-output/;
