@@ -247,3 +247,30 @@ char **xg_exec_env(const char *const *drop, char *add)
 	env[k] = add;
 	return env;
 }
+
+char **xg_exec_env_nokeys(void)
+{
+	char **env, **e;
+	size_t n = 0;
+
+	for (e = environ; *e; e++)
+		n++;
+	env = xg_calloc(n + 1, sizeof(*env));
+	n = 0;
+	for (e = environ; *e; e++) {
+		const char *eq = strchr(*e, '=');
+
+		if (!xg_prog_secret_name(*e, eq ? (size_t)(eq - *e) : strlen(*e)))
+			env[n++] = xg_strdup(*e);
+	}
+	return env;
+}
+
+void xg_exec_env_free(char **env)
+{
+	char **e;
+
+	for (e = env; e && *e; e++)
+		free(*e);
+	free(env);
+}

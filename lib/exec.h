@@ -41,6 +41,11 @@ void xg_exec_keys_close(struct xg_exec_keys *k);
 /* As xg_exec_env, and without the keys k holds, named by k->var instead
  * (k may be NULL, or hold none). */
 char **xg_exec_env_keys(const char *const *drop, char *add, const struct xg_exec_keys *k);
+/* A copy of environ less every variable named as a secret
+ * (xg_prog_secret_name): for a program that needs no key.  The strings
+ * and the array are the caller's, freed by xg_exec_env_free. */
+char **xg_exec_env_nokeys(void);
+void xg_exec_env_free(char **env);
 /* The verbs given (NULL-terminated, may be NULL) and the xg-* programs
  * found, sorted and without duplicates, one per line on fp. */
 void xg_exec_list(FILE *fp, const char *const *verbs);

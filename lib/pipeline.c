@@ -1,7 +1,8 @@
 /*
  * A pipeline of programs joined by pipes (pipeline.h): each stage spawned,
  * the first fed the caller's bytes, the last writing where the caller says,
- * and every stage waited for.
+ * and every stage waited for.  At the end, one program run alone for the
+ * last record of a type it writes (xg-run's xg-snapshot).
  */
 #include "xg.h"
 #include "pipeline.h"
@@ -450,4 +451,76 @@ void xg_shell_quote(struct xg_buf *b, const char *word)
 			xg_buf_addch(b, *s);
 	}
 	xg_buf_addch(b, '\'');
+}
+
+/* ---- one program, its records read ---- */
+
+static jv last_record(int fd, const char *name, const char *type, char **err)
+{
+	struct xg_rec_reader rd;
+	struct xg_rec rec;
+	char *what = xg_asprintf("the output of %s", name);
+	jv found = jv_null();
+	int n;
+
+	xg_rec_reader_init(&rd, fd, what);
+	while ((n = xg_rec_next(&rd, &rec)) > 0) {
+		if (rec.type && !strcmp(rec.type, type)) {
+			jv_free(found);
+			found = jv_copy(rec.v);
+		}
+		xg_rec_release(&rec);
+	}
+	if (n < 0 && err)
+		*err = xg_strdup(rd.err);
+	xg_rec_reader_release(&rd);
+	free(what);
+	return found;
+}
+
+int xg_pipeline_capture(const char *prog, char *const argv[], char *const env[],
+			const char *type, volatile pid_t *pid, volatile sig_atomic_t *stop,
+			jv *last, int *status, char **err)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	siginfo_t info;
+	sigset_t none;
+	pid_t p;
+	int fd[2], e;
+
+	*last = jv_null();
+	*status = 0;
+	if (pipe2(fd, O_CLOEXEC) < 0)
+		return -1;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	posix_spawnattr_init(&attr);
+	sigemptyset(&none);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+	e = posix_spawn(&p, prog, &fa, &attr, argv, env);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fd[1]);
+	if (e) {
+		close(fd[0]);
+		errno = e;
+		return -1;
+	}
+	__atomic_store_n(pid, p, __ATOMIC_SEQ_CST);
+	if (stop && __atomic_load_n(stop, __ATOMIC_SEQ_CST))
+		kill(p, SIGTERM);	/* the handler may have missed the pid */
+	*last = last_record(fd[0], argv[0], type, err);
+	close(fd[0]);
+	/* Waited for, but left unreaped until the handler can no longer
+	 * signal its pid, which could then be another process's. */
+	while (waitid(P_PID, (id_t)p, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+		;
+	__atomic_store_n(pid, 0, __ATOMIC_SEQ_CST);
+	while (waitpid(p, status, 0) < 0 && errno == EINTR)
+		;
+	return 0;
 }

@@ -26,6 +26,8 @@
  */
 #include <stddef.h>
 #include <sys/types.h>
+#include <signal.h>
+#include "json.h"
 
 struct xg_buf;
 
@@ -98,5 +100,21 @@ int xg_pipeline_wait(struct xg_pipeline *p);
  * its octal escape, in backquotes, so the line can go in a Makefile or a
  * crontab as it is. */
 void xg_shell_quote(struct xg_buf *b, const char *word);
+
+/*
+ * One program run alone for the records it writes, as xg-run runs the
+ * xg-snapshot beside it: its standard input /dev/null, its standard output
+ * read here, its standard error the caller's, nothing else of the
+ * caller's open in it, no signal blocked; env is its whole environment.
+ * While it runs *pid is its pid (0 once it has ended), for the caller's
+ * signal handler to stop it, and a nonzero *stop set before the pid was
+ * seen has it sent SIGTERM at once.  Returns 0 with *last the last record
+ * of type it wrote (null when none; a record line that cannot be read ends
+ * the reading, *err saying why) and *status its wait status; -1 with errno
+ * when it could not be started.
+ */
+int xg_pipeline_capture(const char *prog, char *const argv[], char *const env[],
+			const char *type, volatile pid_t *pid, volatile sig_atomic_t *stop,
+			jv *last, int *status, char **err);
 
 #endif

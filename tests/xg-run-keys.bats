@@ -240,9 +240,11 @@ environ_probe() {
 	cp "$XG_SRCDIR/bin/xg-run" "$BATS_TEST_TMPDIR/lone/"
 	printf '#!/bin/sh\nenv >"%s/snap.env"\n' "$BATS_TEST_TMPDIR" >"$BATS_TEST_TMPDIR/lone/xg-snapshot"
 	chmod +x "$BATS_TEST_TMPDIR/lone/xg-snapshot"
-	run_split env -u FAKE_PROVIDER_KEY "$BATS_TEST_TMPDIR/lone/xg-run" --model fake/m "snap" </dev/null
+	run_split env -u FAKE_PROVIDER_KEY DB_PASSWORD=pw-9f3 CI_SECRET=sec-4e1 \
+		"$BATS_TEST_TMPDIR/lone/xg-run" --model fake/m "snap" </dev/null
 	assert_success
 	[ -s "$BATS_TEST_TMPDIR/snap.env" ]
 	grep -q '^PATH=' "$BATS_TEST_TMPDIR/snap.env"
 	refute_keys "$(cat "$BATS_TEST_TMPDIR/snap.env")" "xg-snapshot's environment"
+	! grep -qE 'pw-9f3|sec-4e1|^DB_PASSWORD=|^CI_SECRET=' "$BATS_TEST_TMPDIR/snap.env"
 }

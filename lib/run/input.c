@@ -21,8 +21,8 @@
 #include "run/internal.h"
 #include "conversation.h"
 #include "exec.h"
+#include "pipeline.h"
 #include "prompt/prompt.h"
-#include <spawn.h>
 #include <sys/wait.h>
 
 extern char **environ;
@@ -39,7 +39,7 @@ struct run_input {
 	int late_rc;			/* the rest of the input was bad */
 	char late_err[256];
 	char *cwd;
-	char **env;			/* xg-snapshot's environment (snapshot_env) */
+	char **env;			/* xg-snapshot's, without keys */
 	int verbose;
 };
 
@@ -255,118 +255,20 @@ static void read_rest(struct run_input *in)
 	in->reading = 0;
 }
 
-/* The last snapshot record on fd, read to its end, or null. */
-static jv read_snapshot(int fd)
-{
-	struct xg_rec_reader rd;
-	struct xg_rec rec;
-	jv found = jv_null();
-	int n;
-
-	xg_rec_reader_init(&rd, fd, "the output of xg-snapshot");
-	while ((n = xg_rec_next(&rd, &rec)) > 0) {
-		if (rec.type && !strcmp(rec.type, "snapshot")) {
-			jv_free(found);
-			found = jv_copy(rec.v);
-		}
-		xg_rec_release(&rec);
-	}
-	if (n < 0)
-		fprintf(stderr, "%s: %s\n", xg_progname, rd.err);
-	xg_rec_reader_release(&rd);
-	return found;
-}
-
-/*
- * xg-snapshot's environment, copied whole in the main thread before the
- * input thread starts: the main thread soon unsets and zeroes the key
- * variables in environ (prepare.c), which must not happen under a spawn
- * reading it.  Variables named *_KEY or *_TOKEN stay out: a snapshot needs
- * no credential.
- */
-static char **snapshot_env(void)
-{
-	char **env, **e;
-	size_t n = 0;
-
-	for (e = environ; *e; e++)
-		n++;
-	env = xg_calloc(n + 1, sizeof(*env));
-	n = 0;
-	for (e = environ; *e; e++) {
-		const char *eq = strchr(*e, '=');
-		size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
-
-		if ((len > 4 && !memcmp(*e + len - 4, "_KEY", 4)) ||
-		    (len > 6 && !memcmp(*e + len - 6, "_TOKEN", 6)))
-			continue;
-		env[n++] = xg_strdup(*e);
-	}
-	return env;
-}
-
-static void free_env(char **env)
-{
-	char **e;
-
-	for (e = env; e && *e; e++)
-		free(*e);
-	free(env);
-}
-
-/* Starts prog with out_fd as its standard output; 0 or an errno value. */
-static int spawn_snapshot(const char *prog, char *const argv[], char *const env[], int out_fd,
-			  pid_t *pid)
-{
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none;
-	int err;
-
-	/* Nothing of ours goes with it (the provider's connection is open by
-	 * now), and it takes signals as a program started from a shell. */
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-	posix_spawnattr_init(&attr);
-	sigemptyset(&none);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-	err = posix_spawn(pid, prog, &fa, &attr, argv, env);
-	posix_spawnattr_destroy(&attr);
-	posix_spawn_file_actions_destroy(&fa);
-	return err;
-}
-
-/* Waits for the snapshot's process and returns its status. */
-static int wait_snapshot(pid_t pid)
-{
-	siginfo_t info;
-	int status = 0;
-
-	/* Waited for, but left unreaped until the handler can no longer
-	 * signal its pid, which could then be another process's. */
-	while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
-		;
-	__atomic_store_n(&snapshot_pid, 0, __ATOMIC_SEQ_CST);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	return status;
-}
-
 /*
  * Takes the snapshot a pipeline's xg-snapshot would have: runs it on the
- * workspace with nothing on its standard input; its messages go to ours.
- * On failure the run goes on without one, as it would outside a
- * repository, after saying why.
+ * workspace with nothing on its standard input and an environment with no
+ * key in it (copied in the main thread before the input thread starts: the
+ * main thread soon unsets and zeroes the key variables in environ, which
+ * must not happen under a spawn reading it); its messages go to ours.  On
+ * failure the run goes on without one, as it would outside a repository,
+ * after saying why.
  */
 static jv take_snapshot(const struct run_input *in)
 {
-	char *prog = xg_exec_find("snapshot");
+	char *prog = xg_exec_find("snapshot"), *err = NULL;
 	char *argv[] = { "xg-snapshot", "-C", in->cwd, NULL };
-	int fd[2], status, err;
-	pid_t pid;
+	int status;
 	jv snap;
 
 	if (input_aborted) {
@@ -378,27 +280,16 @@ static jv take_snapshot(const struct run_input *in)
 			"PATH\n", xg_progname);
 		return jv_null();
 	}
-	if (pipe2(fd, O_CLOEXEC) < 0) {
-		fprintf(stderr, "%s: no snapshot: cannot make a pipe: %s\n", xg_progname,
+	if (xg_pipeline_capture(prog, argv, in->env, "snapshot", &snapshot_pid, &input_aborted,
+				&snap, &status, &err) < 0) {
+		fprintf(stderr, "%s: no snapshot: cannot run '%s': %s\n", xg_progname, prog,
 			strerror(errno));
 		free(prog);
 		return jv_null();
 	}
-	err = spawn_snapshot(prog, argv, in->env, fd[1], &pid);
-	close(fd[1]);
-	if (err) {
-		fprintf(stderr, "%s: no snapshot: cannot run '%s': %s\n", xg_progname, prog,
-			strerror(err));
-		close(fd[0]);
-		free(prog);
-		return jv_null();
-	}
-	__atomic_store_n(&snapshot_pid, pid, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&input_aborted, __ATOMIC_SEQ_CST))
-		kill(pid, SIGTERM);	/* the handler may have missed the pid */
-	snap = read_snapshot(fd[0]);
-	close(fd[0]);
-	status = wait_snapshot(pid);
+	if (err)
+		fprintf(stderr, "%s: %s\n", xg_progname, err);
+	free(err);
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		if (!input_aborted)
 			fprintf(stderr, "%s: no snapshot: '%s' %s %d\n", xg_progname, prog,
@@ -438,8 +329,8 @@ static void start_thread(struct run *r, struct run_input *in, int want_snapshot)
 	in->want_snapshot = want_snapshot;
 	free(in->cwd);
 	in->cwd = xg_strdup(r->cwd ? r->cwd : ".");
-	free_env(in->env);
-	in->env = snapshot_env();
+	xg_exec_env_free(in->env);
+	in->env = xg_exec_env_nokeys();
 	in->verbose = r->o->verbose;
 	if (xg_run_thread_start(&in->thread, input_thread, in) == 0) {
 		in->running = 1;
@@ -557,7 +448,7 @@ void xg_run_input_release(struct run *r)
 	free(in->late);
 	jv_free(in->snapshot);
 	free(in->cwd);
-	free_env(in->env);
+	xg_exec_env_free(in->env);
 	free(in);
 	r->input = NULL;
 }
