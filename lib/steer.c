@@ -209,13 +209,11 @@ int xg_steer_is_open(const struct xg_steer *s)
 	return s->fd >= 0;
 }
 
-/* Closes s (under the inbox's lock): the marker goes before its hold. */
+/* Closes s (under the inbox's lock): the marker's hold goes, the marker
+ * stays (an unheld marker is no run; removing it would free a block of a
+ * full disk the index's append would then take half of). */
 static void close_inbox(struct xg_steer *s)
 {
-	char *path = xg_path_join(s->dir, "open");
-
-	unlink(path);
-	free(path);
 	xg_steer_release(s);
 }
 

@@ -80,8 +80,8 @@ assert extends(log[0], log[1])
 n = new(1)
 assert m in n and n.index(m) > n.index("said"), n
 '
-		# The inbox is closed and empty.
-		[ ! -e "$XG_HOME/state/steer/c-$kind/open" ]
+		# The inbox is closed (its marker no longer held) and empty.
+		flock -n "$XG_HOME/state/steer/c-$kind/open" true
 		[ -z "$(waiting "c-$kind")" ]
 	done
 }
