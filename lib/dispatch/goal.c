@@ -24,16 +24,12 @@ int xg_dispatch_goal_verb(const struct xg_dispatch_cli *cli, const struct xg_dis
 		xg_usage_error(cli->cmd, "'goal' needs xg-goal, which is not installed");
 	if (xg_path_check(&why) < 0)
 		xg_die(XG_EX_CONFIG, "%s", why);
+	argv[0] = (char *)"xg-goal";
 	if (json) {
-		argv[1] = argv[0];
-		argv++;
-	}
-	argv[0] = path;
-	if (json) {
+		/* --json goes on: xg-goal's views (get) heed it too. */
 		xg_exec(path, argv);
 		xg_die_errno(XG_EX_SOFTWARE, "cannot run '%s'", path);
 	}
-	argv[0] = (char *)"xg-goal";
 	xg_pipeline_init(&p);
 	xg_pipeline_add(&p, path, (const char *const *)argv);
 	fflush(stdout);
