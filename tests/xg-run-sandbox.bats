@@ -101,6 +101,20 @@ CONNECT='python3 -c "import os, socket; socket.create_connection((\"127.0.0.1\",
 	[[ "$out" != *providers* ]]
 }
 
+@test "--sandbox: the person's skills are there to read, read-only, and nothing else of the configuration" {
+	need_bwrap
+	mkdir -p "$XG_HOME/config/skills/release"
+	printf -- '---\nname: release\ndescription: how to release\n---\nRun make dist.\n' \
+		>"$XG_HOME/config/skills/release/SKILL.md"
+	echo '{"key": "probe"}' >"$XG_HOME/config/secret-probe.json"
+	bash_run "cat '$XG_HOME/config/skills/release/SKILL.md'; ls '$XG_HOME/config'; cat '$XG_HOME/config/secret-probe.json' 2>/dev/null || echo hidden; touch '$XG_HOME/config/skills/x' 2>/dev/null || echo read-only" --sandbox
+	assert_success
+	[[ "$out" == *"Run make dist."* ]] || fail "the skill is not there: $out"
+	[[ "$out" == *hidden* && "$out" == *read-only* ]] || fail "$out"
+	[[ "$out" != *'"key"'* ]]
+	[ ! -e "$XG_HOME/config/skills/x" ]
+}
+
 @test "XG_SANDBOX and config.json's sandbox turn it on; --sandbox=off turns it off" {
 	need_bwrap
 	XG_SANDBOX=on bash_run 'touch /usr/xg-sandbox-probe 2>&1 || true'

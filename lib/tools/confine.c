@@ -244,6 +244,9 @@ int xg_tool_sandbox_pick(struct xg_tool_sandbox *sb, const char *given, int read
 		hide++;
 	if ((sb->hide[hide] = hidden(xg_path_state(NULL))))
 		hide++;
+	/* The person's skills are theirs to show: the model reads them. */
+	sb->show = xg_calloc(2, sizeof(char *));
+	sb->show[0] = hidden(xg_path_config("skills"));
 	rc = pick_writable(sb, &p, &s);
 out:
 	jv_free(s.writable);
@@ -260,6 +263,9 @@ void xg_tool_sandbox_release(struct xg_tool_sandbox *sb)
 	for (h = sb->hide; h && *h; h++)
 		free(*h);
 	free(sb->hide);
+	for (h = sb->show; h && *h; h++)
+		free(*h);
+	free(sb->show);
 	for (h = sb->writable; h && *h; h++)
 		free(*h);
 	free(sb->writable);

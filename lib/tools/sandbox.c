@@ -344,6 +344,8 @@ char **xg_tool_sandbox_argv(const struct xg_tool_sandbox *sb, const char *worksp
 	add_hidden(&c, sb, workspace, 0);
 	add_mount(&c, sb->read_only ? "--ro-bind" : "--bind", workspace, workspace, 1);
 	add_hidden(&c, sb, workspace, 1);
+	for (w = sb->show; w && *w; w++)
+		add_mount(&c, "--ro-bind", *w, *w, 1);
 	if (!sb->net)
 		cover_sockets(&c);
 	add(&c, "--chdir");

@@ -80,9 +80,10 @@ void xg_tool_procs_kill(struct xg_tool_procs *procs, int sig);
  * /tmp and a PID namespace of their own, the network only when net is set
  * (without it, no socket of the host's either), the workspace writable
  * unless read_only is set, each directory of writable writable too, and
- * each directory of hide empty (both canonical paths, NULL-terminated;
- * may be NULL).  ask_user's command is the person's own and is never
- * sandboxed.
+ * each directory of hide empty, and each of show, beneath one of them,
+ * there again read-only (all canonical paths, NULL-terminated; may be
+ * NULL): the person's skills, which the model reads.  ask_user's command
+ * is the person's own and is never sandboxed.
  */
 struct xg_tool_sandbox {
 	char *bwrap;			/* the program's path; NULL: no sandbox */
@@ -91,6 +92,7 @@ struct xg_tool_sandbox {
 	int read_only;
 	char **writable;
 	char **hide;
+	char **show;
 };
 
 /*
