@@ -484,6 +484,15 @@ static void render_end(struct xg_render *r, jv rec, struct xg_buf *out)
 		free(first);
 	}
 	style(r, out, RESET);
+	/* A run that failed before its first request did nothing to count:
+	 * its reason is all there is to say. */
+	if (status && !strcmp(status, "failed") &&
+	    xg_json_int_peek(rec, "requests", &requests) == 0 && requests == 0) {
+		xg_buf_addch(out, '\n');
+		if (reason)
+			add_rest(out, reason, REASON_REST_MAX);
+		return;
+	}
 	if (xg_json_int_peek(rec, "tool_calls", &calls) == 0)
 		xg_buf_addf(out, "; %lld tool call%s", calls, calls == 1 ? "" : "s");
 	if (xg_json_number_peek(rec, "ms", &ms) == 0) {
