@@ -5,6 +5,7 @@
 #include "xg.h"
 #include "xg-test.h"
 #include "conversation.h"
+#include "choices/choices.h"
 
 static const char *const usage[] = {
 	"xg-test-lib cat [--rewrite]",
@@ -15,6 +16,7 @@ static const char *const usage[] = {
 	"xg-test-lib path config|data|state|share [rel]",
 	"xg-test-lib opts [args]",
 	"xg-test-lib die code",
+	"xg-test-lib choices-set mode model",
 	"xg-test-lib conv-append id",
 	"xg-test-lib conv-scan id",
 	"xg-test-lib conv-last id type",
@@ -229,6 +231,10 @@ int cmd__lib(int argc, char **argv)
 	verb = o.args[0];
 	if (!strcmp(verb, "cat")) {
 		rc = do_cat(rewrite);
+	} else if (!strcmp(verb, "choices-set") && o.nargs == 3) {
+		/* The store under contention, any mode name: xg-choices
+		 * itself takes only normal and plan. */
+		rc = xg_choices_set("default", o.args[1], o.args[2], NULL);
 	} else if (!strcmp(verb, "write-atomic") && o.nargs == 2) {
 		struct xg_buf b = read_stdin();
 		rc = xg_write_atomic(o.args[1], b.buf, b.len, 0644) < 0 ? XG_EX_IOERR : 0;

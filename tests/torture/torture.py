@@ -282,7 +282,7 @@ def part_one(home, a, rng):
 
 def part_two(home, a):
     env = run_env(home)
-    procs = [subprocess.Popen(["xg-choices", "set", "--mode", "m%d" % i, "--model", "fake/m"],
+    procs = [subprocess.Popen(["xg-test", "lib", "choices-set", "m%d" % i, "fake/m"],
                               env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE) for i in range(a.writers)]
     procs += [subprocess.Popen(["xg-test", "lib", "conv-append", "shared"], env=env,
