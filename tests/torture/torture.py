@@ -21,8 +21,9 @@ Then:
     events.ndjson but a torn last one;
   - no process of any tool is left (looked for in /proc after a grace of
     two seconds, which the keeper's one-second look fits in).
-Part two: K concurrent writers of one account's choices.json (xg-choices
-set, each its own mode) and K concurrent appenders to one conversation; then
+Part two: K concurrent writers of one account's choices.json (the store
+xg-choices set uses, each its own mode) and K concurrent appenders to one
+conversation; then
 choices.json holds every mode and the conversation every entry, whole.
 
 Prints one line of figures per part as JSON and exits 1 at the first fault,
