@@ -31,7 +31,7 @@ say_step() {
 
 # The messages waiting in conversation $1's inbox, by name.
 waiting() {
-	ls "$XG_HOME/state/steer/$1" | grep -v '^lock$' || true
+	ls "$XG_HOME/state/steer/$1" | grep -vxE 'lock|open' || true
 }
 
 # The Python every log check starts with: each request's items, their
@@ -191,7 +191,7 @@ assert "all done" in n and n[-1] == "also: wrap up", n
 	[ -e "$XG_HOME/state/steer/c1/open" ]
 	run_split xg say --conversation c1 'anyone?'
 	assert_equal "$status" 69
-	[ "$(waiting c1)" = open ]
+	[ -z "$(waiting c1)" ]
 }
 
 @test "a message a run had no request left for is kept in the conversation for its next run" {
