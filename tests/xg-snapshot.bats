@@ -1121,13 +1121,14 @@ PATTERNS
 }
 
 @test "a failed clean filter stores the raw file unless the driver is required" {
+	# The filters run as processes: the time-out is no part of this test.
 	make_repo
 	git config filter.lax.clean 'exit 3'
 	git config filter.smudgeonly.smudge cat
 	printf '*.lax filter=lax\n*.so filter=smudgeonly\n*.req filter=strict\n' > .gitattributes
 	printf 'raw\n' > a.lax
 	printf 'raw\n' > b.so
-	snap
+	snap --timeout 60s
 	assert_equal "$(git rev-parse "$(field .commit)^{tree}")" "$(git_tree)"
 	assert_equal "$(git show "$(field .commit):a.lax")" raw
 	# A required driver that fails: git add stops; the snapshot leaves the
@@ -1137,12 +1138,12 @@ PATTERNS
 	git config filter.strict.required true
 	printf 'edited\n' > tracked.req
 	printf 'new\n' > new.req
-	snap
+	snap --timeout 60s
 	assert_success
 	assert_equal "$(git show "$(field .commit):tracked.req")" kept
 	run git cat-file -e "$(jq -r .commit <<<"$output"):new.req"
 	assert_failure
-	snap
+	snap --timeout 60s
 	assert_equal "$(field '[.skipped[] | select(.reason == "filter-failed") | .path] | join(",")')" \
 		tracked.req,new.req
 	assert_equal "$(field .complete)" false

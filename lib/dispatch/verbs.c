@@ -388,8 +388,11 @@ int xg_dispatch_say_verb(const struct xg_dispatch_cli *cli, const struct xg_disp
 			xg_usage_error(&vc.cmd, "'say' needs a text, or one on standard input");
 		text = xg_dispatch_read_text(0);
 	}
-	if (!*text)
+	if (!*text) {
+		free(text);
+		xg_opt_release(&o);
 		xg_usage_error(&vc.cmd, "the text is empty");
+	}
 	rc = xg_dispatch_say(conversation, run, text);
 	free(text);
 	xg_opt_release(&o);

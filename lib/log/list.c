@@ -156,8 +156,10 @@ int xg_log_list(const struct xg_log_opts *o, FILE *out)
 	struct log_index ix;
 	int rc, any = 0;
 
-	if ((rc = xg_log_filter_init(&l.f, o)))
+	if ((rc = xg_log_filter_init(&l.f, o))) {
+		jv_free(l.rows);
 		return rc;
+	}
 	if ((rc = xg_log_index_open(&ix)) == 0) {
 		ix.needle = xg_log_filter_needle(&l.f);
 		xg_log_index_scan(&ix, 1, visit, &l);
