@@ -356,3 +356,14 @@ char *xg_json_parse_error(jv v)
 		*cut = '\0';
 	return s;
 }
+
+size_t xg_json_dump_len_peek(jv v)
+{
+	struct xg_buf b = XG_BUF_INIT(0);
+	size_t n;
+
+	xg_json_dump(&b, jv_copy(v));
+	n = b.len;
+	xg_buf_release(&b);
+	return n;
+}

@@ -47,6 +47,8 @@ jv xg_json_string_bytes(const char *p, size_t n);
 /* Appends v's compact text to b (consumes v), byte for byte as libjq's
  * jv_dump_string writes it, about ten times as fast; -1 past b's ceiling. */
 int xg_json_dump(struct xg_buf *b, jv v);
+/* The bytes v's compact JSON text takes (only looked at). */
+size_t xg_json_dump_len_peek(jv v);
 /* Appends bytes as a JSON string, as libjq writes a string (a sequence that
  * is not UTF-8 becomes U+FFFD as libjq would read it); -1 past b's
  * ceiling. */

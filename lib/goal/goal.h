@@ -119,7 +119,8 @@ const char *xg_goal_objective_problem(const char *objective);
 char *xg_goal_transcript(const char *conv, size_t max);
 
 /* The goal's todo list as the check reads it, a line an item ("[x] ",
- * "[~] " or "[ ] " and the item), from the newest todo_write call that
+ * "[~] " or "[ ] " and the item, as xg_prompt_todo_text makes it), from
+ * the newest todo_write call that
  * succeeded since the goal was set; NULL when there is none. */
 char *xg_goal_todo(const char *conv);
 

@@ -193,7 +193,7 @@ jv xg_goal_check_request_peek(const char *conv, jv model, const char *system,
 			   "<transcript>\n%s</transcript>\n", obj, cl,
 			   tds ? "The agent's todo list as it last wrote it:\n<todo>\n" :
 				 "The agent kept no todo list for this goal.\n\n",
-			   tds ? tds : "", tds ? "</todo>\n\n" : "", trs);
+			   tds ? tds : "", tds ? "\n</todo>\n\n" : "", trs);
 	q = xg_json_set(q, "model", jv_string(name));
 	q = xg_json_set(q, "system", jv_string(system));
 	m = xg_json_set(xg_json_set(m, "role", jv_string("user")), "text", jv_string(body));

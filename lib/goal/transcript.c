@@ -15,6 +15,7 @@
  */
 #include "xg.h"
 #include "goal/goal.h"
+#include "prompt/prompt.h"
 #include "conversation.h"
 
 #define MESSAGE_MAX 4000
@@ -156,11 +157,10 @@ char *xg_goal_transcript(const char *conv, size_t max)
  * whose result was ok: its items as text, or NULL. */
 static char *todo_of(jv all)
 {
-	jv ok = jv_object();
-	struct xg_buf b = XG_BUF_INIT(0);
-	int i, k, n = xg_json_length_peek(all), found = 0;
+	jv ok = jv_object(), found = jv_null();
+	int i, k, n = xg_json_length_peek(all);
 
-	for (i = 0; i < n && !found; i++) {
+	for (i = 0; i < n && jv_get_kind(found) == JV_KIND_NULL; i++) {
 		jv e = jv_array_get(jv_copy(all), i), calls = xg_json_get_peek(e, "tool_calls");
 		const char *type = xg_json_string_peek(e, "type"), *id = xg_json_string_peek(e, "id");
 		bool good = false;
@@ -168,35 +168,24 @@ static char *todo_of(jv all)
 		if (is(type, "tool_result") && is(xg_json_string_peek(e, "name"), "todo_write") && id &&
 		    xg_json_bool_peek(e, "ok", &good) == 0 && good)
 			ok = xg_json_set(ok, id, jv_true());
-		for (k = xg_json_length_peek(calls) - 1; k >= 0 && !found; k--) {
+		for (k = xg_json_length_peek(calls) - 1; k >= 0 && jv_get_kind(found) == JV_KIND_NULL; k--) {
 			jv c = jv_array_get(jv_copy(calls), k);
 			const char *cid = xg_json_string_peek(c, "id");
 			jv items = xg_json_get_peek(xg_json_get_peek(c, "args"), "items");
 
 			if (is(xg_json_string_peek(c, "name"), "todo_write") && cid &&
-			    jv_is_valid(xg_json_get_peek(ok, cid)) && jv_get_kind(items) == JV_KIND_ARRAY) {
-				found = 1;
-				jv_array_foreach(jv_copy(items), j, it) {
-					const char *content = xg_json_string_peek(it, "content");
-					const char *st = xg_json_string_peek(it, "status");
-
-					(void)j;
-					if (content)
-						xg_buf_addf(&b, "[%c] %s\n", is(st, "completed") ? 'x' :
-							    is(st, "in_progress") ? '~' : ' ', content);
-					jv_free(it);
-				}
-			}
+			    jv_is_valid(xg_json_get_peek(ok, cid)) && jv_get_kind(items) == JV_KIND_ARRAY)
+				found = jv_copy(items);
 			jv_free(c);
 		}
 		jv_free(e);
 	}
 	jv_free(ok);
-	if (!b.len) {
-		xg_buf_release(&b);
+	if (jv_get_kind(found) != JV_KIND_ARRAY) {
+		jv_free(found);
 		return NULL;
 	}
-	return xg_buf_detach(&b, NULL);
+	return xg_prompt_todo_text(found);
 }
 
 char *xg_goal_todo(const char *conv)

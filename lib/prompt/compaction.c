@@ -57,12 +57,10 @@ static void transcript_add(struct xg_buf *b, jv m)
 /* The bytes text would take in a JSON request. */
 static long long escaped_bytes(const char *text)
 {
-	struct xg_buf b = XG_BUF_INIT(0);
-	long long n;
+	jv s = jv_string(text);
+	long long n = (long long)xg_json_dump_len_peek(s);
 
-	xg_json_dump(&b, jv_string(text));
-	n = (long long)b.len;
-	xg_buf_release(&b);
+	jv_free(s);
 	return n;
 }
 
@@ -122,9 +120,7 @@ char *xg_prompt_transcript_peek(jv messages, int cut, long long room)
 	return text;
 }
 
-/* The list (consumed) as the todo tool shows it, one mark an item; NULL
- * when empty. */
-static char *todo_text(jv items)
+char *xg_prompt_todo_text(jv items)
 {
 	struct xg_buf b = XG_BUF_INIT(0);
 
@@ -155,7 +151,7 @@ char *xg_prompt_checkpoint_peek(jv pack, jv request, jv todo_items, const char *
 	bool hidden = false;
 	jv vars;
 
-	todo = jv_get_kind(todo_items) == JV_KIND_ARRAY ? todo_text(jv_copy(todo_items)) : NULL;
+	todo = jv_get_kind(todo_items) == JV_KIND_ARRAY ? xg_prompt_todo_text(jv_copy(todo_items)) : NULL;
 	if (!todo && !plan)
 		return NULL;
 	/* A person's request is data, escaped here; a hidden one (a goal's

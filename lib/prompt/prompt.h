@@ -211,6 +211,10 @@ jv xg_prompt_notice(const char *text);
  * else ours.
  */
 const char *xg_prompt_compaction_peek(jv pack);
+/* A todo list's items (consumed) as the todo tool shows them, a line an
+ * item ("[x] ", "[~] " or "[ ] " and the item), no newline after the last;
+ * NULL when none has content. */
+char *xg_prompt_todo_text(jv items);
 /* The provider messages before cut as the text of one user message (new)
  * that fits room tokens: a transcript, its middle left out when longer. */
 char *xg_prompt_transcript_peek(jv messages, int cut, long long room);

@@ -65,13 +65,7 @@
 
 static long long bytes_peek(jv v)
 {
-	struct xg_buf b = XG_BUF_INIT(0);
-	long long n;
-
-	xg_json_dump(&b, jv_copy(v));
-	n = (long long)b.len;
-	xg_buf_release(&b);
-	return n;
+	return (long long)xg_json_dump_len_peek(v);
 }
 
 /* About four bytes a token: what a request adds before its usage is known. */
