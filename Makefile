@@ -37,6 +37,13 @@ all: $(PROGS) $(SCRIPTS)
 	@f='$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS)'; \
 	if [ "$$f" != "$$(cat $@ 2>/dev/null)" ]; then printf '%s\n' "$$f" > $@; fi
 
+# The share folder is the one path built in; lib/path.o alone holds it.
+.build-sharedir: FORCE
+	@if [ '$(SHAREDIR)' != "$$(cat $@ 2>/dev/null)" ]; then printf '%s\n' '$(SHAREDIR)' > $@; fi
+
+lib/path.o: CPPFLAGS += $(SHAREDIR_CPPFLAGS)
+lib/path.o: .build-sharedir
+
 # Each object is rebuilt exactly when a header it includes changes: the
 # compiler writes the list beside it (-MMD), with a rule for each header so
 # a header removed is no error (-MP), as git does.
@@ -68,7 +75,10 @@ $(FLOOR): bench/curl-floor.o lib/libxg.a
 	$(CC) $(LDFLAGS) -o $@ $< lib/libxg.a $(LDLIBS)
 
 # VALGRIND=1 puts wrappers that run each program under valgrind first on
-# PATH; the tests do not need to know.
+# PATH; the tests do not need to know.  /usr/bin comes before the rest of
+# the caller's PATH so the tests run Debian's python3 and git (the ones
+# make deps installs), not a version manager's shim: a pyenv shim costs
+# about 0.3 s per python3, and the suite starts thousands of them.
 check: all $(DRIVER) lint
 	@rm -rf tests/vgbin
 ifeq ($(VALGRIND),1)
@@ -76,7 +86,7 @@ ifeq ($(VALGRIND),1)
 	  n=$${p##*/}; printf '#!/bin/sh\nexec valgrind -q --leak-check=full --error-exitcode=1 "%s" "$$@"\n' "$(CURDIR)/$$p" > tests/vgbin/$$n; \
 	  chmod +x tests/vgbin/$$n; done
 endif
-	@rc=$$(mktemp); { PATH="$(CURDIR)/tests/vgbin:$(CURDIR)/bin:$(CURDIR)/tests/bin:$$PATH" \
+	@rc=$$(mktemp); { PATH="$(CURDIR)/tests/vgbin:$(CURDIR)/bin:$(CURDIR)/tests/bin:/usr/bin:/bin:$$PATH" \
 	  XG_SRCDIR="$(CURDIR)" XG_MAKEFLAGS="SANITIZE=$(SANITIZE) DEVELOPER=$(DEVELOPER)" \
 	  bats --tap $(BATSFLAGS) $(TESTS); echo $$? >"$$rc"; } | sh tests/tap-summary "$$rc"; \
 	  s=$$?; rm -f "$$rc"; exit $$s
@@ -101,7 +111,7 @@ FUZZ_TARGETS = rec sse-openai-responses sse-openai-chat sse-anthropic-messages p
 	choices conversation
 FUZZ_LIB_OBJ := $(patsubst %.c,tests/fuzz/obj/%.o,$(LIB_SRC))
 FUZZ_BINS := $(addprefix tests/fuzz/bin/,$(FUZZ_TARGETS))
-FUZZ_CPPFLAGS = $(CPPFLAGS) -Itests/fuzz -DFUZZ_SHARE='"$(CURDIR)/share/xg"'
+FUZZ_CPPFLAGS = $(CPPFLAGS) $(SHAREDIR_CPPFLAGS) -Itests/fuzz -DFUZZ_SHARE='"$(CURDIR)/share/xg"'
 
 tests/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -196,7 +206,7 @@ print-deps:
 	@echo $(DEPS)
 
 clean:
-	rm -rf bin tests/bin tests/vgbin bench/bin lib/libxg.a .build-flags
+	rm -rf bin tests/bin tests/vgbin bench/bin lib/libxg.a .build-flags .build-sharedir
 	rm -rf tests/fuzz/obj tests/fuzz/bin
 	find lib cmd tests bench -name '*.[od]' -delete
 

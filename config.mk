@@ -17,7 +17,10 @@ FISHCOMPDIR = $(if $(filter /usr /usr/local,$(PREFIX)),$(or $(FISH_VENDOR_DIR),$
 
 CC = cc
 CFLAGS = -O2 -g
-CPPFLAGS = -D_GNU_SOURCE -DXG_VERSION='"$(VERSION)"' -DXG_SHAREDIR='"$(SHAREDIR)"' -Ilib
+CPPFLAGS = -D_GNU_SOURCE -DXG_VERSION='"$(VERSION)"' -Ilib
+# The share folder reaches one object alone (lib/path.o), so an install
+# with another PREFIX rebuilds that object and links the programs again.
+SHAREDIR_CPPFLAGS = -DXG_SHAREDIR='"$(SHAREDIR)"'
 # libgit2 and libcurl are loaded with dlopen when needed (lib/snapshot/git.h,
 # lib/curl.h); a program (the tests' driver, bench/curl-floor) that calls
 # them directly links them, and --as-needed leaves them out of the others.

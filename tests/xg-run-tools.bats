@@ -166,6 +166,13 @@ tool_on_terminal() {
 	tool bash '{"command":"seq 1 10"}'
 	assert_equal "$(field truncated)" false
 	assert_equal "$(field full_output_path)" null
+	# Not even the folder: the file is made once the output passes what
+	# the model is shown.
+	[ ! -e "$RUN/tool-output" ]
+	# Exactly the limit of lines, ending in a newline, is shown whole and
+	# keeps no file either, though the file was opened on the way.
+	tool bash '{"command":"seq 1 2000"}'
+	assert_equal "$(field truncated)" false
 	run ls -A "$RUN/tool-output"
 	assert_output ""
 }

@@ -888,6 +888,39 @@ procs_with() {
 	fi
 }
 
+@test "one keeper holds every call's background job, and SIGKILL of xg-run ends them all" {
+	m="300.$$$RANDOM"
+	serve openai-chat <<-EOF
+	{"tool_calls": [{"id": "s1", "name": "bash", "args": {"command": "sleep ${m}1 >/dev/null 2>&1 &"}}]}
+	{"tool_calls": [{"id": "s2", "name": "bash", "args": {"command": "sleep ${m}2 >/dev/null 2>&1 &"}}]}
+	{"tool_calls": [{"id": "s3", "name": "bash", "args": {"command": "true"}}]}
+	{"tool_calls": [{"id": "s4", "name": "bash", "args": {"command": "sleep ${m}3"}}]}
+	{"text": "never"}
+	EOF
+	rm -f out.ndjson
+	bg_start xg-run --model fake/m "keepers $m"
+	wait_until '[ "$(procs_with "sleep $m" | wc -l)" -ge 3 ]' "the three sleeps never started"
+	# The first two outlived their calls; one process keeps all four
+	# groups, named so in ps, a fork of this xg-run (so its command line
+	# is the run's), and not its child.
+	keepers=$(for p in $(procs_with "keepers $m"); do
+		[ "$(cat "/proc/$p/comm")" = xg-keeper ] && echo "$p"; done)
+	assert_equal "$(echo "$keepers" | wc -w)" 1
+	[ "$(awk '{print $4}' "/proc/$keepers/stat")" != "$pid" ]
+	kill -KILL "$pid"
+	wait "$pid" || true
+	for i in $(seq 30); do
+		[ -z "$(procs_with "$m")" ] && break
+		sleep 0.1
+	done
+	left=$(procs_with "$m")
+	if [ -n "$left" ]; then
+		echo "left running: $left"
+		kill -KILL $left 2>/dev/null || true
+		false
+	fi
+}
+
 @test "SIGINT while the reply streams abandons the request and ends with exit 130" {
 	for kind in $KINDS; do
 		serve "$kind" <<-'EOF'

@@ -33,11 +33,45 @@ struct bash_out {
 	struct xg_buf tail;	/* the last bytes, at least XG_TOOL_MAX_BYTES + 1 */
 	uint64_t bytes, newlines;
 	int last;		/* the last byte seen, -1 before any */
-	int file;		/* the full output, or -1 */
+	const struct xg_tool_ctx *ctx;
+	int file;		/* the full output, or -1: not opened yet, or cannot be */
+	int file_tried;
+	char *file_path;
 	size_t file_bytes;
 	int file_full;
 };
 
+static int bash_open_full(const struct xg_tool_ctx *ctx, char **path);
+
+/* Adds p[0..n) to the saved output, up to its limit. */
+static void bash_save(struct bash_out *o, const char *p, size_t n)
+{
+	size_t room = XG_TOOL_FULL_OUTPUT_MAX - o->file_bytes;
+	size_t w = n < room ? n : room;
+
+	if (o->file < 0 || o->file_full)
+		return;
+	while (w > 0) {
+		ssize_t k = write(o->file, p, w);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		p += k;
+		w -= (size_t)k;
+		o->file_bytes += (size_t)k;
+	}
+	if (o->file_bytes >= XG_TOOL_FULL_OUTPUT_MAX || w > 0)
+		o->file_full = 1;
+}
+
+/*
+ * The full output is saved only for a command whose output the model will
+ * see cut: the file is opened when the output first passes what can be
+ * shown, and starts with what the tail holds then, which is all of it
+ * (the tail drops nothing below twice the limit).  Most commands say
+ * less, and cost no file.
+ */
 static void bash_sink(void *data, const char *p, size_t n)
 {
 	struct bash_out *o = data;
@@ -47,24 +81,12 @@ static void bash_sink(void *data, const char *p, size_t n)
 	for (q = p; (q = memchr(q, '\n', n - (size_t)(q - p))); q++)
 		o->newlines++;
 	o->last = (unsigned char)p[n - 1];
-	if (o->file >= 0 && !o->file_full) {
-		size_t room = XG_TOOL_FULL_OUTPUT_MAX - o->file_bytes;
-		size_t w = n < room ? n : room;
-		const char *s = p;
-
-		while (w > 0) {
-			ssize_t k = write(o->file, s, w);
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k <= 0)
-				break;
-			s += k;
-			w -= (size_t)k;
-			o->file_bytes += (size_t)k;
-		}
-		if (o->file_bytes >= XG_TOOL_FULL_OUTPUT_MAX || w > 0)
-			o->file_full = 1;
+	if (!o->file_tried && (o->bytes > XG_TOOL_MAX_BYTES || o->newlines >= XG_TOOL_MAX_LINES)) {
+		o->file_tried = 1;
+		o->file = bash_open_full(o->ctx, &o->file_path);
+		bash_save(o, o->tail.buf, o->tail.len);
 	}
+	bash_save(o, p, n);
 	/* Keep the tail bounded: trim back to what can be shown plus one
 	 * byte (to know whether the first shown byte starts a line). */
 	if (n > 2 * XG_TOOL_MAX_BYTES) {
@@ -285,9 +307,8 @@ jv xg_tool_bash_peek(const struct xg_tool_ctx *ctx, jv args)
 {
 	const char *command = xg_json_string_peek(args, "command");
 	double timeout_s;
-	struct bash_out o = { XG_BUF_INIT(0), 0, 0, -1, -1, 0, 0 };
+	struct bash_out o = { XG_BUF_INIT(0), 0, 0, -1, NULL, -1, 0, NULL, 0, 0 };
 	struct xg_tool_proc c;
-	char *full_path = NULL;
 	int clamped;
 	jv r;
 
@@ -302,7 +323,7 @@ jv xg_tool_bash_peek(const struct xg_tool_ctx *ctx, jv args)
 	if (!workspace_ok(ctx->workspace))
 		return xg_tool_fail("bash: cannot enter the workspace '%s': %s",
 				    ctx->workspace, strerror(errno));
-	o.file = bash_open_full(ctx, &full_path);
+	o.ctx = ctx;
 	memset(&c, 0, sizeof(c));
 	c.sink = bash_sink;
 	c.sink_data = &o;
@@ -311,17 +332,17 @@ jv xg_tool_bash_peek(const struct xg_tool_ctx *ctx, jv args)
 				 ctx->sandbox->bwrap : "/bin/sh", strerror(errno));
 	} else {
 		xg_tool_proc_wait(ctx, &c, (int64_t)(timeout_s * 1000));
-		r = bash_result(&o, &c, timeout_s, clamped, full_path);
+		r = bash_result(&o, &c, timeout_s, clamped, o.file_path);
 	}
 	if (o.file >= 0) {
 		close(o.file);
 		/* Kept only when the model was shown part of it. */
 		if (!jv_is_valid(xg_json_get_peek(r, "full_output_path")))
-			unlink(full_path);
+			unlink(o.file_path);
 		else
-			bash_redact_full(full_path);
+			bash_redact_full(o.file_path);
 	}
-	free(full_path);
+	free(o.file_path);
 	xg_buf_release(&o.tail);
 	return r;
 }

@@ -16,6 +16,7 @@
 #include "exec.h"
 #include <poll.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -72,88 +73,126 @@ static void kill_group(pid_t pid, int sig)
 }
 
 /*
- * The read end of the life pipe (tools.h), made by the first caller; -1
- * without a registry or when the pipe cannot be made.  Calls may start
- * commands from parallel threads, hence the claim.
+ * The keeper: one process for all the commands, outside their groups,
+ * which is the only way a SIGKILL of ours can be answered (no handler of
+ * ours runs then).  A PR_SET_PDEATHSIG of each group's leader would not
+ * do: the background jobs are not the leader, and the setting is tied to
+ * the thread that forked it.
+ *
+ * It reads a record per message on fd 0: a group's id, sent by the
+ * command's own process before it execs (so no group can exist that the
+ * keeper has not been told of first), or its negation, sent by this
+ * process once the group has emptied.  At end-of-file, when every holder
+ * of the other end has gone (this process, and a child between its fork
+ * and its exec), it kills every group it still holds, and ends.  Once a
+ * second while it holds any it looks for the ones that emptied by
+ * themselves (a call's background job that ended later): a group's id is
+ * pinned while any member lives, so it is not another's until it empties,
+ * and it is forgotten at most a second after that.  Async-signal-safe
+ * throughout: it is forked from a process that may have threads.
  */
-static int life_fd(struct xg_tool_procs *p)
-{
-	if (!p)
-		return -1;
-	if (__sync_bool_compare_and_swap(&p->life_state, 0, 1))
-		p->life_state = pipe2(p->life, O_CLOEXEC) < 0 ? 3 : 2;
-	while (p->life_state == 1)
-		sched_yield();
-	return p->life_state == 2 ? p->life[0] : -1;
-}
-
-/* How often a keeper looks whether its group has ended by itself: soon
- * at first, as most commands are short and a keeper left waiting for its
- * look costs the run a process (and its exit, later, some of a round),
- * then less often, up to once a second. */
-#define KEEPER_FIRST_LOOK_MS 2
+#define KEEPER_MAX_GROUPS 4096
 #define KEEPER_LOOK_MS 1000
 
-/*
- * The keeper of group pgid: a process outside the group, which is the only
- * way a SIGKILL of ours can be answered (no handler of ours runs then).
- * When the life pipe on fd 0 reaches end-of-file (every holder of its
- * write end, that is this process, has ended) it kills the group and
- * ends; it also ends once the group is empty.  A group leader's
- * PR_SET_PDEATHSIG would not do: the background jobs are not the leader,
- * and the setting is tied to the thread that forked it.
- */
 __attribute__((noreturn))
-static void keep_group(pid_t pgid)
+static void keeper_run(void)
 {
+	static pid_t held[KEEPER_MAX_GROUPS];
+	struct sigaction ign = { .sa_handler = SIG_IGN };
 	struct pollfd p = { .fd = 0, .events = POLLIN };
-	int fd, look = KEEPER_FIRST_LOOK_MS;
+	sigset_t none;
+	int n = 0, i, sig, fd;
 
-	/* Its own group, so the TERM and KILL that stop the tool's group
-	 * leave it watching, and kill(-pgid, 0) says whether anyone is left. */
-	setpgid(0, 0);
+	/* No terminal's signal reaches it, and no other signal but KILL
+	 * stops it: it leaves when this process has, not before. */
+	setsid();
+	prctl(PR_SET_NAME, "xg-keeper");
+	for (sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &ign, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (close_range(1, ~0U, 0) < 0)
 		for (fd = 1; fd < 1024; fd++)
 			close(fd);
 	for (;;) {
-		int n = poll(&p, 1, look);
+		pid_t g;
+		ssize_t k;
 
-		look = look * 2 < KEEPER_LOOK_MS ? look * 2 : KEEPER_LOOK_MS;
-
-		if (n > 0) {
-			kill(-pgid, SIGKILL);
+		if (poll(&p, 1, n ? KEEPER_LOOK_MS : -1) == 0) {
+			for (i = 0; i < n; i++)
+				if (kill(-held[i], 0) < 0 && errno == ESRCH)
+					held[i--] = held[--n];
+			continue;
+		}
+		k = recv(0, &g, sizeof(g), 0);
+		if (k < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (k <= 0) {
+			for (i = 0; i < n; i++)
+				kill(-held[i], SIGKILL);
 			_exit(0);
 		}
-		/* The group is pinned while any member lives, so its id is
-		 * not another's until it empties; this look comes at most a
-		 * second after that, and for a short command within about as
-		 * long again as it ran. */
-		if (n == 0 && kill(-pgid, 0) < 0 && errno == ESRCH)
-			_exit(0);
+		if (k != sizeof(g) || g == 0 || g == -1)
+			continue;
+		for (i = 0; i < n && held[i] != (g > 0 ? g : -g); i++)
+			;
+		if (g < 0 && i < n)
+			held[i] = held[--n];
+		else if (g > 0 && i == n && n < KEEPER_MAX_GROUPS)
+			held[n++] = g;
 	}
 }
 
 /*
- * Starts the keeper of the caller's group, from the tool's leader before
- * exec: forked twice, so the shell never sees it as a child of its own
- * (a wait builtin could wait for it).  Async-signal-safe: _Fork runs no
- * fork handlers, which a child of a threaded process must not.
+ * This process's end of the keeper's socket, the keeper started by the
+ * first caller; -1 without a registry or when it cannot be started.
+ * Forked twice, so it is nobody's child here to wait for.  Calls may
+ * start commands from parallel threads, hence the claim.
  */
-static void start_keeper(int life)
+static int keeper_fd(struct xg_tool_procs *p)
 {
-	pid_t pgid = getpgrp(), mid;
+	int sv[2];
+	pid_t mid;
 
+	if (!p)
+		return -1;
+	if (!__sync_bool_compare_and_swap(&p->keeper_state, 0, 1)) {
+		while (p->keeper_state == 1)
+			sched_yield();
+		return p->keeper_state == 2 ? p->keeper : -1;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		p->keeper_state = 3;
+		return -1;
+	}
 	mid = _Fork();
 	if (mid == 0) {
-		if (_Fork() == 0) {
-			if (dup2(life, 0) == 0)
-				keep_group(pgid);
-		}
+		if (_Fork() == 0 && dup2(sv[0], 0) == 0)
+			keeper_run();
 		_exit(0);
 	}
+	close(sv[0]);
 	if (mid > 0)
 		while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
 			;
+	if (mid < 0) {
+		close(sv[1]);
+		p->keeper_state = 3;
+		return -1;
+	}
+	p->keeper = sv[1];
+	p->keeper_state = 2;
+	return p->keeper;
+}
+
+/* Tells the keeper that group pgid has emptied, so it need not look. */
+static void keeper_forget(struct xg_tool_procs *p, pid_t pgid)
+{
+	pid_t g = -pgid;
+
+	if (p && p->keeper_state == 2 && kill(-pgid, 0) < 0 && errno == ESRCH)
+		send(p->keeper, &g, sizeof(g), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 /* What the child of spawn_shell gets from its parent. */
@@ -166,23 +205,26 @@ struct shell_start {
 	int out_fd;
 	int stderr_too;
 	pid_t parent;
-	int life;		/* the life pipe's read end, or -1: no keeper */
+	int keeper;		/* the keeper's socket, or -1: none */
 };
 
 /*
  * The child's side of spawn_shell, from fork to exec: only
  * async-signal-safe calls, as the parent may have threads.  The leader
  * dies with the thread that forked it (which waits for it), and its group
- * with this process, through the keeper.
+ * with this process, through the keeper, told of the group before exec.
  */
 __attribute__((noreturn))
 static void exec_shell(const struct shell_start *s)
 {
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	sigset_t none;
+	pid_t self;
 	int sig, fd;
 
-	setsid();
+	self = setsid();
+	if (s->keeper >= 0)
+		send(s->keeper, &self, sizeof(self), MSG_NOSIGNAL);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	/* The parent may have gone before the prctl. */
 	if (getppid() != s->parent)
@@ -192,8 +234,6 @@ static void exec_shell(const struct shell_start *s)
 			sigaction(sig, &dfl, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (s->life >= 0)
-		start_keeper(s->life);
 	if (s->dir && chdir(s->dir) < 0)
 		_exit(126);
 	if (s->in_fd >= 0) {
@@ -216,6 +256,46 @@ static void exec_shell(const struct shell_start *s)
 	_exit(127);
 }
 
+static int spawn_child(void *st)
+{
+	exec_shell(st);
+}
+
+/* The child's own stack, while it shares this process's memory. */
+#define SPAWN_STACK (64 * 1024)
+
+/*
+ * Starts the child as posix_spawn does, not as fork: sharing this
+ * process's memory, and this thread stopped, until the child's exec.  A
+ * fork would mark every page of the run copy-on-write, and the run would
+ * then fault on each page it next wrote (its conversation grows with
+ * every round), for each command.  The child writes only its own stack;
+ * every signal is blocked across the start, so no handler of this process
+ * runs in the child before it has put them all back to the default.
+ * Returns the child's pid, or -1 with errno set.
+ */
+static pid_t spawn(const struct shell_start *st)
+{
+	sigset_t all, old;
+	void *stack;
+	pid_t pid;
+	int e;
+
+	stack = mmap(NULL, SPAWN_STACK, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED)
+		return -1;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = clone(spawn_child, (char *)stack + SPAWN_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD,
+		    (void *)st);
+	e = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	munmap(stack, SPAWN_STACK);
+	errno = e;
+	return pid;
+}
+
 /*
  * Starts /bin/sh -c command in dir, in a session (and so a process group)
  * of its own, with no controlling terminal, so nothing it runs can wait on
@@ -224,9 +304,9 @@ static void exec_shell(const struct shell_start *s)
  * or -1 with errno set.
  */
 static int spawn_shell(struct xg_tool_proc *c, const char *path, char *const *argv,
-		       const char *dir, char **env, int with_input, int stderr_too, int life)
+		       const char *dir, char **env, int with_input, int stderr_too, int keeper)
 {
-	struct shell_start st = { path, argv, env, dir, -1, -1, stderr_too, getpid(), life };
+	struct shell_start st = { path, argv, env, dir, -1, -1, stderr_too, getpid(), keeper };
 	int out[2], in[2] = { -1, -1 };
 	pid_t pid;
 
@@ -237,7 +317,9 @@ static int spawn_shell(struct xg_tool_proc *c, const char *path, char *const *ar
 		close(out[1]);
 		return -1;
 	}
-	pid = fork();
+	st.in_fd = with_input ? in[1] : -1;
+	st.out_fd = out[1];
+	pid = spawn(&st);
 	if (pid < 0) {
 		int e = errno;
 		close(out[0]);
@@ -248,11 +330,6 @@ static int spawn_shell(struct xg_tool_proc *c, const char *path, char *const *ar
 		}
 		errno = e;
 		return -1;
-	}
-	if (pid == 0) {
-		st.in_fd = with_input ? in[1] : -1;
-		st.out_fd = out[1];
-		exec_shell(&st);
 	}
 	close(out[1]);
 	c->pid = pid;
@@ -280,7 +357,7 @@ int xg_tool_proc_start(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c,
 	char *const argv[] = { "sh", "-c", (char *)command, NULL };
 	char **env = xg_exec_env(ctx->env_drop, NULL);
 	int rc = spawn_shell(c, "/bin/sh", argv, ctx->workspace, env, with_input, stderr_too,
-			     life_fd(ctx->procs));
+			     keeper_fd(ctx->procs));
 
 	free(env);
 	return rc;
@@ -297,7 +374,7 @@ int xg_tool_proc_start_sandboxed(const struct xg_tool_ctx *ctx, struct xg_tool_p
 	argv = xg_tool_sandbox_argv(ctx->sandbox, ctx->workspace, command);
 	env = xg_exec_env(ctx->env_drop, NULL);
 	rc = spawn_shell(c, ctx->sandbox->bwrap, argv, ctx->workspace, env, 0, stderr_too,
-			 life_fd(ctx->procs));
+			 keeper_fd(ctx->procs));
 	free(env);
 	xg_tool_sandbox_argv_free(argv);
 	return rc;
@@ -427,6 +504,7 @@ static void proc_close(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c)
 		close(c->pidfd);
 	c->pidfd = -1;
 	procs_remove(ctx->procs, c->pid);
+	keeper_forget(ctx->procs, c->pid);
 	if (c->out >= 0)
 		close(c->out);
 	if (c->in >= 0)

@@ -54,16 +54,17 @@
  * owned by the caller and shared by every call it makes, so a signal
  * handler can kill them all.  Zero-initialise it.
  *
- * life is a pipe made at the first command and never closed: only this
- * process holds its write end, so its read end, which each command's
- * keeper watches, reaches end-of-file when the process ends, however it
- * ends (proc.c).
+ * keeper is this process's end of a socket made at the first command and
+ * never closed; at its other end is the keeper (proc.c), one process for
+ * all the commands, which learns each command's group through it and
+ * kills the groups still alive when it reaches end-of-file: when this
+ * process ends, however it ends.
  */
 #define XG_TOOL_MAX_PROCS 64
 struct xg_tool_procs {
 	volatile sig_atomic_t pgid[XG_TOOL_MAX_PROCS];
-	volatile int life_state;	/* 0 none yet, 1 being made, 2 made, 3 failed */
-	int life[2];
+	volatile int keeper_state;	/* 0 none yet, 1 being made, 2 made, 3 failed */
+	int keeper;
 };
 
 /*
