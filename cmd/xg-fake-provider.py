@@ -10,6 +10,7 @@ make demo through share/xg/demo/run.  Python 3's standard library is all
 it needs.  The Makefile makes bin/xg-fake-provider from this file, with the
 version put in.
 """
+import hashlib
 import http.server
 import json
 import os
@@ -392,7 +393,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             rec = {"n": self.server.requests, "method": self.command, "path": self.path,
                    "kind": kind, "conn": self.conn_id, "on_conn": self.on_conn,
                    "peer_port": self.client_address[1], "headers": headers, "auth": auth,
-                   "body": parsed, "t": arrived, "step": line}
+                   "body": parsed, "sha256": hashlib.sha256(body).hexdigest(),
+                   "t": arrived, "step": line}
             if self.server.log:
                 with open(self.server.log, "a", encoding="utf-8") as f:
                     f.write(json.dumps(rec, ensure_ascii=False) + "\n")

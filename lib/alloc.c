@@ -3,6 +3,7 @@
  * with a message, and a string copy is never a NULL check for the caller.
  */
 #include "xg.h"
+#include <sys/mman.h>
 
 static void *check(void *p, size_t n)
 {
@@ -26,6 +27,19 @@ void *xg_calloc(size_t nmemb, size_t size)
 void *xg_realloc(void *p, size_t n)
 {
 	return check(realloc(p, n ? n : 1), n ? n : 1);
+}
+
+void *xg_map_zeroed(size_t n)
+{
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return check(p == MAP_FAILED ? NULL : p, n);
+}
+
+void xg_unmap(void *p, size_t n)
+{
+	if (p)
+		munmap(p, n);
 }
 
 char *xg_strdup(const char *s)

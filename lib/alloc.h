@@ -7,6 +7,11 @@
 void *xg_malloc(size_t n);
 void *xg_calloc(size_t nmemb, size_t size);
 void *xg_realloc(void *p, size_t n);
+/* n zeroed bytes in pages of their own, which cost memory only once
+ * written: for a large structure most of which stays zero.  Freed with
+ * xg_unmap. */
+void *xg_map_zeroed(size_t n);
+void xg_unmap(void *p, size_t n);
 char *xg_strdup(const char *s);
 /* At most n bytes of the C string s (stops at a NUL, as strndup). */
 char *xg_strndup(const char *s, size_t n);

@@ -169,7 +169,9 @@ static int plain8(uint64_t x)
 /*
  * Appends the bytes as a JSON string the way libjq's dump writes it.  It
  * works in slices, reserving the worst case of each (six bytes out for one
- * in) so the inner loop writes without checks.
+ * in) so the inner loop writes without checks.  The slices are small: a
+ * buffer grows to what it reserves, and one that is kept (a request's
+ * bytes, between rounds) would hold six times its longest string.
  */
 int xg_json_write_string(struct xg_buf *b, const char *s, size_t n)
 {
@@ -178,7 +180,7 @@ int xg_json_write_string(struct xg_buf *b, const char *s, size_t n)
 
 	xg_buf_addch(b, '"');
 	while (p < e) {
-		size_t slice = (size_t)(e - p) < 65536 ? (size_t)(e - p) : 65536;
+		size_t slice = (size_t)(e - p) < 2048 ? (size_t)(e - p) : 2048;
 		const unsigned char *se = p + slice;
 		char *o;
 

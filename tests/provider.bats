@@ -253,6 +253,21 @@ print(same and len(a[key]) < len(b[key]) and json.dumps(b[key][:len(a[key])]) ==
 	assert_output "2 1"
 }
 
+@test "a retry sends the request's bytes again, byte for byte, in each wire kind" {
+	# The body is let go once an answer begins (an error's body, a stream
+	# cut short) and made again for the retry.
+	for kind in openai-chat openai-responses anthropic-messages; do
+		fake_provider_start <<<'{"status":500,"body":{"error":{"message":"boom","type":"server_error"}}}
+{"text":"This reply is cut off halfway through.","chunk":4,"reset_after":700}
+{"text":"ok"}'
+		run xg-test provider "$kind" "$FAKE_URL" < <(simple)
+		assert_success
+		run fake_log 'print(len(log), len({r["sha256"] for r in log}))'
+		assert_output "3 1"
+		fake_provider_stop
+	done
+}
+
 @test "429 with retry-after waits what the server asked, then succeeds" {
 	export XG_RETRY=base=1,cap=60000
 	fake_provider_start <<<'{"status":429,"headers":{"retry-after":"1"},"body":{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}}

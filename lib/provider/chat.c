@@ -30,7 +30,7 @@ static void chat_system(struct xg_encode *e)
 {
 	jv m = xg_json_set(jv_object(), "role", jv_string("system"));
 
-	e->list = jv_array_append(e->list, xg_json_set(m, "content", jv_string(e->system)));
+	e->list = jv_array_append(e->list, xg_json_set(m, "content", jv_copy(e->system_v)));
 }
 
 static void chat_user(struct xg_encode *e, const char *text)

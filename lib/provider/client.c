@@ -1,15 +1,17 @@
 /*
  * The client: a provider opened from its catalog object, and a call on it.
  *
- * A call (xg_provider_stream) encodes the request once, then makes attempts
- * until one finishes, the callback stops it, or an error ends it: each
- * attempt posts the body with a fresh decoder feeding the callback, and
+ * A call (xg_provider_stream) makes attempts until one finishes, the
+ * callback stops it, or an error ends it: each attempt posts the request's
+ * body, encoded again when the last attempt let it go (the encoding is the
+ * same bytes each time), with a fresh decoder feeding the callback, and
  * what came of it (a finished stream, a transport failure, an error
  * response) is sorted into one of the three outcomes below.  After a failed
  * attempt retry.c decides whether another one follows.  xg_provider_abort,
  * safe in a signal handler, makes the call in flight give up.
  */
 #include "xg.h"
+#include <malloc.h>
 #include <strings.h>
 #include "provider/internal.h"
 
@@ -237,10 +239,22 @@ static bool is_stream(const struct xg_http_response *r)
 			       !strncasecmp(r->content_type, "text/event-stream", 17));
 }
 
+/*
+ * The body is let go once the answer has begun: a reply can stream for
+ * minutes, and the request may be the largest thing the process holds.
+ * The heap's free pages go back to the system with it, so that many runs
+ * waiting at once cost each only what the rest of the run needs.
+ */
+static void let_body_go(void *arg)
+{
+	xg_buf_release(arg);
+	malloc_trim(0);
+}
+
 /* One attempt; e is set when it failed, *delivered to how many events it
- * delivered. */
+ * delivered.  body may be released on the way. */
 static enum attempt one_attempt(struct xg_provider *p, const char *const *headers,
-				const struct xg_buf *body, const struct xg_provider_callbacks *cb,
+				struct xg_buf *body, const struct xg_provider_callbacks *cb,
 				struct xg_provider_error *e, size_t *delivered)
 {
 	struct xg_provider_decoder *d = xg_decoder_new(p->wire, p->key, cb->on_event, cb->ctx);
@@ -250,6 +264,8 @@ static enum attempt one_attempt(struct xg_provider *p, const char *const *header
 
 	xg_http_response_release(r);
 	xg_http_response_init(r);
+	p->http.answered_fn = let_body_go;
+	p->http.answered_arg = body;
 	sent = xg_http_post(&p->http, p->url, headers, body->buf, body->len, feed_decoder, d, r);
 	*delivered = d->delivered;
 	if (d->stopped)
@@ -266,9 +282,13 @@ static enum attempt one_attempt(struct xg_provider *p, const char *const *header
 	return rc;
 }
 
+static int encode_timed(struct xg_provider *p, jv request, struct xg_buf *body,
+			struct xg_provider_error *e);
+
 /* Attempts until one finishes, the callback stops the request, or retry.c
- * gives up (e then holds the last error). */
-static enum attempt attempts(struct xg_provider *p, const struct xg_buf *body,
+ * gives up (e then holds the last error).  body holds the request
+ * encoded; an attempt that let it go has it encoded again for the next. */
+static enum attempt attempts(struct xg_provider *p, jv request, struct xg_buf *body,
 			     const struct xg_provider_callbacks *cb, struct xg_provider_error *e)
 {
 	char **headers = request_headers(p);
@@ -284,6 +304,10 @@ static enum attempt attempts(struct xg_provider *p, const struct xg_buf *body,
 	for (attempt = 0;; attempt++) {
 		if (p->aborted) {
 			xg_provider_error_set(e, "timeout", "the request was aborted");
+			rc = ATTEMPT_FAILED;
+			break;
+		}
+		if (!body->alloc && encode_timed(p, jv_copy(request), body, e) < 0) {
 			rc = ATTEMPT_FAILED;
 			break;
 		}
@@ -312,6 +336,9 @@ static int encode_timed(struct xg_provider *p, jv request, struct xg_buf *body,
 		xg_provider_error_set(e, "request", "%s", msg);
 		return -1;
 	}
+	/* A key that reached the history in spite of everything still
+	 * does not leave. */
+	xg_redact_buf(body);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	p->last_encode_us = (b.tv_sec - a.tv_sec) * 1000000LL + (b.tv_nsec - a.tv_nsec) / 1000;
 	return 0;
@@ -324,12 +351,9 @@ int xg_provider_stream(struct xg_provider *p, jv request,
 	struct xg_provider_error e;
 	enum attempt rc = ATTEMPT_FAILED;
 
-	if (encode_timed(p, request, &body, &e) == 0) {
-		/* A key that reached the history in spite of everything still
-		 * does not leave. */
-		xg_redact_buf(&body);
-		rc = attempts(p, &body, cb, &e);
-	}
+	if (encode_timed(p, jv_copy(request), &body, &e) == 0)
+		rc = attempts(p, request, &body, cb, &e);
+	jv_free(request);
 	xg_buf_release(&body);
 	if (rc == ATTEMPT_FINISHED)
 		return 0;

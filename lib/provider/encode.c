@@ -195,6 +195,7 @@ static int encode_peek(struct xg_provider *p, jv req, jv *out, char *err, size_t
 		return -1;
 	}
 	e.system = xg_json_string_peek(req, "system");
+	e.system_v = xg_json_get_peek(req, "system");
 	e.system_len = e.system ? strlen(e.system) : 0;
 	e.system_stable = e.system ? stable_len_peek(req, e.system, e.system_len) : 0;
 	e.effort = xg_json_string_peek(req, "effort");

@@ -146,19 +146,37 @@ static int is_reset_header(const char *line, size_t n)
 		!strncasecmp(line + k - 6, "-reset", 6));
 }
 
+/* Whether the request's body has all gone out. */
+static int body_out(struct xg_http *h)
+{
+	curl_off_t up = 0;
+
+	return h->curl->easy_getinfo(h->easy, CURLINFO_SIZE_UPLOAD_T, &up) == CURLE_OK &&
+	       (size_t)up >= h->body_len;
+}
+
 /* The sent hook, once: when the body is all out (or, with all, anyway). */
 static void check_sent(struct xg_http *h, int all)
 {
 	void (*fn)(void *) = h->sent_fn;
-	curl_off_t up = 0;
 
-	if (!fn)
-		return;
-	if (!all && (h->curl->easy_getinfo(h->easy, CURLINFO_SIZE_UPLOAD_T, &up) != CURLE_OK ||
-		     (size_t)up < h->body_len))
+	if (!fn || (!all && !body_out(h)))
 		return;
 	h->sent_fn = NULL;
 	fn(h->sent_arg);
+}
+
+/* The answered hook, once: the response's body has begun (libcurl sends
+ * a request again only before any of its answer came) and the request's
+ * body is all out (a server may answer early, while it still goes). */
+static void check_answered(struct xg_http *h)
+{
+	void (*fn)(void *) = h->answered_fn;
+
+	if (!fn || !body_out(h))
+		return;
+	h->answered_fn = NULL;
+	fn(h->answered_arg);
 }
 
 static size_t on_header(char *line, size_t size, size_t nmemb, void *ud)
@@ -214,6 +232,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 	 * which can come in the same multi_perform as the request's last
 	 * bytes, before the transfer loop looks again. */
 	check_sent(h, 1);
+	check_answered(h);
 	if (!h->checked_type) {
 		h->checked_type = 1;
 		h->curl->easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &r->status);
@@ -509,6 +528,7 @@ int xg_http_post(struct xg_http *h, const char *url, const char *const *headers,
 	h->body_len = len;
 	rc = transfer(h, resp);
 	check_sent(h, 1);
+	h->answered_fn = NULL;
 	if (h->trace) {
 		trace_data(h, 0, NULL, 0, 1);
 		trace_data(h, 1, NULL, 0, 1);

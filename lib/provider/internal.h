@@ -127,6 +127,8 @@ struct xg_encode {
 	const char *dialect;	/* the openai-chat dialect; "" for the others */
 	/* The request's fields, borrowed from it. */
 	const char *system;	/* NULL when absent */
+	jv system_v;		/* the same as a value, borrowed: shared, not
+				 * copied, by a body that sends it whole */
 	size_t system_len;
 	size_t system_stable;	/* the bytes of system that stay the same from
 				 * request to request, backed off to a UTF-8

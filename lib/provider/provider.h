@@ -85,6 +85,12 @@ struct xg_http {
 	 * all been sent or its transfer ended without that: then clear. */
 	void (*sent_fn)(void *arg);
 	void *sent_arg;
+	/* Called once, on the thread that posts, when the response's body
+	 * has begun and the request's has all gone: libcurl will not read
+	 * the request's body again, so its owner may free it.  Set for each
+	 * post; cleared. */
+	void (*answered_fn)(void *arg);
+	void *answered_arg;
 };
 
 /* Sets up the client; connect_ms and idle_ms of 0 take 30 s and 300 s. */

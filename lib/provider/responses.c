@@ -23,7 +23,7 @@ static jv content_text(const char *type, const char *text)
 
 static void responses_system(struct xg_encode *e)
 {
-	e->body = xg_json_set(e->body, "instructions", jv_string(e->system));
+	e->body = xg_json_set(e->body, "instructions", jv_copy(e->system_v));
 }
 
 static void responses_user(struct xg_encode *e, const char *text)

@@ -16,6 +16,7 @@
  */
 #include "xg.h"
 #include "run/internal.h"
+#include <malloc.h>
 #include "provider/provider.h"
 #include "choices/choices.h"
 #include "plan/plan.h"
@@ -395,43 +396,52 @@ static void run_release(struct run *r)
 
 int xg_run(const struct xg_run_opts *o, FILE *fp)
 {
-	struct run r;
+	struct run *r;
 	char ended[25];
+	int rc;
 
-	memset(&r, 0, sizeof(r));
-	r.o = o;
-	r.conv_hold = -1;
-	r.cue = -1;
-	r.steer.fd = -1;
-	r.t0 = xg_clock_ms();
-	xg_clock_rfc3339(xg_clock_wall_ms(), r.started);
-	r.request = r.snapshot = r.model = r.pack = jv_null();
-	r.messages = r.tools = r.sandbox_rec = jv_null();
-	r.pending = jv_array();
-	r.rc = -1;
-	xg_run_signals_catch(&r);
-	if (xg_run_prepare(&r, fp) == 0) {
-		xg_run_watch_start(&r);
-		o->compact ? xg_run_compact_alone(&r) : converse(&r);
+	/* Mapped, not on the stack: its tables for subagents and their tools
+	 * are most of it, and a run that has none never writes them; a page
+	 * never written costs no memory, and a memset would write them all. */
+	r = xg_map_zeroed(sizeof(*r));
+	/* One heap for every thread: a thread's own arena (libcurl's set-up
+	 * runs on one) holds pages the main heap would have room for. */
+	mallopt(M_ARENA_MAX, 1);
+	r->o = o;
+	r->conv_hold = -1;
+	r->cue = -1;
+	r->steer.fd = -1;
+	r->t0 = xg_clock_ms();
+	xg_clock_rfc3339(xg_clock_wall_ms(), r->started);
+	r->request = r->snapshot = r->model = r->pack = jv_null();
+	r->messages = r->tools = r->sandbox_rec = jv_null();
+	r->pending = jv_array();
+	r->rc = -1;
+	xg_run_signals_catch(r);
+	if (xg_run_prepare(r, fp) == 0) {
+		xg_run_watch_start(r);
+		o->compact ? xg_run_compact_alone(r) : converse(r);
 	}
 	/* No child outlives the run, and the watch's last records are out
 	 * before run_end. */
-	xg_run_watch_stop(&r);
-	xg_run_prepare_join(&r);
+	xg_run_watch_stop(r);
+	xg_run_prepare_join(r);
 	/* What the conversation was given is durable before run_end says so. */
-	xg_run_remembered(&r);
+	xg_run_remembered(r);
 	/* run_start, if it is not out yet; the rest of the input is joined
 	 * first, and a signal that comes meanwhile counts too. */
-	xg_run_begin(&r);
-	note_signal(&r);
-	if (!r.status)
-		xg_run_fail(&r, XG_EX_SOFTWARE, "the run ended without a status");
-	xg_run_write_end(&r);
+	xg_run_begin(r);
+	note_signal(r);
+	if (!r->status)
+		xg_run_fail(r, XG_EX_SOFTWARE, "the run ended without a status");
+	xg_run_write_end(r);
 	xg_clock_rfc3339(xg_clock_wall_ms(), ended);
-	xg_run_write_summary(&r, ended);
-	if (r.out.write_error && !r.rc)
-		r.rc = XG_EX_IOERR;
+	xg_run_write_summary(r, ended);
+	if (r->out.write_error && !r->rc)
+		r->rc = XG_EX_IOERR;
 	xg_run_signals_release();
-	run_release(&r);
-	return r.rc;
+	run_release(r);
+	rc = r->rc;
+	xg_unmap(r, sizeof(*r));
+	return rc;
 }
