@@ -18,7 +18,8 @@
 # and then the floor: RUNS processes at once that only load libcurl and
 # set it up with one handle (bench/bin/curl-floor --hold), their summed
 # Pss divided by RUNS.  Each process relocates libcurl's thirty libraries
-# into pages of its own, so no run that loads libcurl can be below it.
+# into pages of its own, so no run that loads libcurl can be below it;
+# last, the runs' Pss as a ratio to that floor.
 # It asserts nothing.  Run from the source tree: sh bench/parallel.sh
 set -eu
 cd "$(dirname "$0")/.."
@@ -98,4 +99,10 @@ for p in floor:
     p.wait()
 print(json.dumps({"floor": "libcurl set up, nothing else", "processes": runs, "pss_kib": total,
                   "pss_mib_per_process": round(total / 1024 / runs, 2)}))
+# The figure issue 30 names: what a run costs against that floor, per
+# run and per process (the runs' own processes only, when some others,
+# such as xg-snapshot, were alive at the peak too).
+print(json.dumps({"what": "pss / floor", "per_run": round(peak["pss"] / runs / (total / runs), 3),
+                  "per_process": round(peak["pss"] / max(1, peak["procs"]) / (total / runs), 3),
+                  "target": 1.1}))
 PY
