@@ -864,6 +864,25 @@ procs_with() {
 	return 0
 }
 
+# kill_run_leaves_none MARK: SIGKILL of the run in the background ($pid);
+# within 3 s no process whose command line holds MARK is left (any left
+# are killed, and the test fails naming them).
+kill_run_leaves_none() {
+	local i left
+	kill -KILL "$pid"
+	wait "$pid" || true
+	for i in $(seq 30); do
+		[ -z "$(procs_with "$1")" ] && break
+		sleep 0.1
+	done
+	left=$(procs_with "$1")
+	if [ -n "$left" ]; then
+		echo "left running: $left"
+		kill -KILL $left 2>/dev/null || true
+		false
+	fi
+}
+
 @test "SIGKILL of xg-run while a tool runs leaves none of the tool's processes" {
 	# Each sleep's argument holds the marker, so /proc finds both.
 	m="300.$$$RANDOM"
@@ -874,18 +893,7 @@ procs_with() {
 	rm -f out.ndjson
 	bg_start xg-run --model fake/m "long"
 	wait_until '[ "$(procs_with "$m" | wc -l)" -ge 2 ]' "the tool's two sleeps never started"
-	kill -KILL "$pid"
-	wait "$pid" || true
-	for i in $(seq 30); do
-		[ -z "$(procs_with "$m")" ] && break
-		sleep 0.1
-	done
-	left=$(procs_with "$m")
-	if [ -n "$left" ]; then
-		echo "left running: $left"
-		kill -KILL $left 2>/dev/null || true
-		false
-	fi
+	kill_run_leaves_none "$m"
 }
 
 @test "one keeper holds every call's background job, and SIGKILL of xg-run ends them all" {
@@ -907,18 +915,7 @@ procs_with() {
 		[ "$(cat "/proc/$p/comm")" = xg-keeper ] && echo "$p"; done)
 	assert_equal "$(echo "$keepers" | wc -w)" 1
 	[ "$(awk '{print $4}' "/proc/$keepers/stat")" != "$pid" ]
-	kill -KILL "$pid"
-	wait "$pid" || true
-	for i in $(seq 30); do
-		[ -z "$(procs_with "$m")" ] && break
-		sleep 0.1
-	done
-	left=$(procs_with "$m")
-	if [ -n "$left" ]; then
-		echo "left running: $left"
-		kill -KILL $left 2>/dev/null || true
-		false
-	fi
+	kill_run_leaves_none "$m"
 }
 
 @test "SIGINT while the reply streams abandons the request and ends with exit 130" {

@@ -282,8 +282,26 @@ static enum attempt one_attempt(struct xg_provider *p, const char *const *header
 	return rc;
 }
 
+/* Encodes request (consumed) into body, timing it for p->last_encode_us;
+ * -1 with e set when the request is malformed. */
 static int encode_timed(struct xg_provider *p, jv request, struct xg_buf *body,
-			struct xg_provider_error *e);
+			struct xg_provider_error *e)
+{
+	struct timespec a, b;
+	char msg[256] = "";
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	if (xg_provider_encode(p, request, body, msg, sizeof(msg)) < 0) {
+		xg_provider_error_set(e, "request", "%s", msg);
+		return -1;
+	}
+	/* A key that reached the history in spite of everything still
+	 * does not leave. */
+	xg_redact_buf(body);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	p->last_encode_us = (b.tv_sec - a.tv_sec) * 1000000LL + (b.tv_nsec - a.tv_nsec) / 1000;
+	return 0;
+}
 
 /* Attempts until one finishes, the callback stops the request, or retry.c
  * gives up (e then holds the last error).  body holds the request
@@ -321,27 +339,6 @@ static enum attempt attempts(struct xg_provider *p, jv request, struct xg_buf *b
 	}
 	free_headers(headers);
 	return rc;
-}
-
-/* Encodes request (consumed) into body, timing it for p->last_encode_us;
- * -1 with e set when the request is malformed. */
-static int encode_timed(struct xg_provider *p, jv request, struct xg_buf *body,
-			struct xg_provider_error *e)
-{
-	struct timespec a, b;
-	char msg[256] = "";
-
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	if (xg_provider_encode(p, request, body, msg, sizeof(msg)) < 0) {
-		xg_provider_error_set(e, "request", "%s", msg);
-		return -1;
-	}
-	/* A key that reached the history in spite of everything still
-	 * does not leave. */
-	xg_redact_buf(body);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	p->last_encode_us = (b.tv_sec - a.tv_sec) * 1000000LL + (b.tv_nsec - a.tv_nsec) / 1000;
-	return 0;
 }
 
 int xg_provider_stream(struct xg_provider *p, jv request,

@@ -41,7 +41,37 @@ struct bash_out {
 	int file_full;
 };
 
-static int bash_open_full(const struct xg_tool_ctx *ctx, char **path);
+/* Opens the file for the full output under run_dir/tool-output/. */
+static int bash_open_full(const struct xg_tool_ctx *ctx, char **path)
+{
+	char *dir, *name = NULL;
+	const char *id = ctx->call_id;
+	int fd = -1;
+
+	*path = NULL;
+	if (!ctx->run_dir)
+		return -1;
+	/* The run's own, as its directory is: only its owner reads it. */
+	dir = xg_path_join(ctx->run_dir, "tool-output");
+	if (xg_mkdir_p(dir, 0700) < 0)
+		goto out;
+	if (id && *id && id[0] != '.' && strlen(id) <= 128 &&
+	    strspn(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == strlen(id)) {
+		name = xg_asprintf("%s/bash-%s.txt", dir, id);
+		fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	} else {
+		name = xg_asprintf("%s/bash-XXXXXX.txt", dir);
+		fd = mkostemps(name, 4, O_CLOEXEC);
+	}
+	if (fd < 0) {
+		free(name);
+		name = NULL;
+	}
+out:
+	free(dir);
+	*path = name;
+	return fd;
+}
 
 /* Adds p[0..n) to the saved output, up to its limit. */
 static void bash_save(struct bash_out *o, const char *p, size_t n)
@@ -109,38 +139,6 @@ static uint64_t count_lines(const char *p, size_t n)
 	if (n > 0 && p[n - 1] != '\n')
 		lines++;
 	return lines;
-}
-
-/* Opens the file for the full output under run_dir/tool-output/. */
-static int bash_open_full(const struct xg_tool_ctx *ctx, char **path)
-{
-	char *dir, *name = NULL;
-	const char *id = ctx->call_id;
-	int fd = -1;
-
-	*path = NULL;
-	if (!ctx->run_dir)
-		return -1;
-	/* The run's own, as its directory is: only its owner reads it. */
-	dir = xg_path_join(ctx->run_dir, "tool-output");
-	if (xg_mkdir_p(dir, 0700) < 0)
-		goto out;
-	if (id && *id && id[0] != '.' && strlen(id) <= 128 &&
-	    strspn(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == strlen(id)) {
-		name = xg_asprintf("%s/bash-%s.txt", dir, id);
-		fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	} else {
-		name = xg_asprintf("%s/bash-XXXXXX.txt", dir);
-		fd = mkostemps(name, 4, O_CLOEXEC);
-	}
-	if (fd < 0) {
-		free(name);
-		name = NULL;
-	}
-out:
-	free(dir);
-	*path = name;
-	return fd;
 }
 
 /*

@@ -256,14 +256,6 @@ static void exec_shell(const struct shell_start *s)
 	_exit(127);
 }
 
-static int spawn_child(void *st)
-{
-	exec_shell(st);
-}
-
-/* The child's own stack, while it shares this process's memory. */
-#define SPAWN_STACK (64 * 1024)
-
 /*
  * Starts the child as posix_spawn does, not as fork: sharing this
  * process's memory, and this thread stopped, until the child's exec.  A
@@ -274,6 +266,26 @@ static int spawn_child(void *st)
  * runs in the child before it has put them all back to the default.
  * Returns the child's pid, or -1 with errno set.
  */
+#ifdef __SANITIZE_ADDRESS__
+/* AddressSanitizer cannot follow a child on a stack of its own in this
+ * process's memory: there, a plain fork. */
+static pid_t spawn(const struct shell_start *st)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		exec_shell(st);
+	return pid;
+}
+#else
+static int spawn_child(void *st)
+{
+	exec_shell(st);
+}
+
+/* The child's own stack, while it shares this process's memory. */
+#define SPAWN_STACK (64 * 1024)
+
 static pid_t spawn(const struct shell_start *st)
 {
 	sigset_t all, old;
@@ -281,14 +293,6 @@ static pid_t spawn(const struct shell_start *st)
 	pid_t pid;
 	int e;
 
-#ifdef __SANITIZE_ADDRESS__
-	/* AddressSanitizer cannot follow a child on a stack of its own in
-	 * this process's memory: there, a plain fork. */
-	pid = fork();
-	if (pid == 0)
-		exec_shell(st);
-	return pid;
-#endif
 	stack = mmap(NULL, SPAWN_STACK, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (stack == MAP_FAILED)
@@ -303,6 +307,7 @@ static pid_t spawn(const struct shell_start *st)
 	errno = e;
 	return pid;
 }
+#endif
 
 /*
  * Starts /bin/sh -c command in dir, in a session (and so a process group)
