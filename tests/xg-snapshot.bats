@@ -511,7 +511,7 @@ known_repo() {
 @test "a damaged or foreign xg-untracked is ignored, and written again" {
 	known_repo
 	forge_known notes.txt "$forged"
-	sed -i '1s/^xg-untracked 1 /xg-untracked 1  /' .git/xg-untracked
+	sed -i '1s/^xg-untracked \([0-9]*\) /xg-untracked \1  /' .git/xg-untracked
 	snap
 	assert_equal "$(git show "$(field .commit):notes.txt")" notes
 	tail -n 1 .git/xg-untracked | grep -q '^sha1 '
@@ -551,27 +551,60 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)')
 @test "a file an attribute converts is read again; one no attribute converts is known" {
 	known_repo
 	git config filter.up.clean 'tr a-z A-Z'
+	# A file with CRLF endings, and one without a CR.
+	printf 'notes\r\n' > notes.txt
+	printf 'lf\n' > lf.txt
 	for rule in text text=auto eol=lf crlf ident filter=up working-tree-encoding=UTF-16; do
 		# Known again while no attribute names it.
 		rm -f .gitattributes
+		sleep 0.1
 		snap
 		forge_known notes.txt "$forged"
+		forge_known lf.txt "$forged"
 		grep -q "^$forged .* notes.txt\$" .git/xg-untracked
 		forge_known tmp/scratch "$forged"
 		printf '*.txt %s\n*.png binary\n' "$rule" > .gitattributes
 		snap
 		assert_success
-		# Its stat data is as known, yet its content is read again.
-		want=notes
-		[[ $rule != filter=up ]] || want=NOTES
-		assert_equal "$(git show "$(field .commit):notes.txt")" "$want"
+		commit=$(field .commit)
+		# Its stat data is as known, yet its content is read again, and
+		# converted: its CR gone where a rule says line endings.
+		case $rule in
+		filter=up) want=NOTESR ;;
+		ident | working-tree-encoding=*) want=notesR ;;
+		*) want=notes ;;
+		esac
+		assert_equal "$(git show "$commit:notes.txt" | tr '\r' R)" "$want"
 		# One the attributes leave alone is taken from what is known.
-		assert_equal "$(git show "$(field .commit):tmp/scratch")" forged
+		assert_equal "$(git show "$commit:tmp/scratch")" forged
 		# A converted file is not kept for the next one.
 		run grep -c ' notes.txt$' .git/xg-untracked
 		assert_output 0
 		grep -q ' tmp/scratch$' .git/xg-untracked
+		# Line endings are converted only where there is a CR: a file
+		# without one is its own blob, known and kept; under any other
+		# rule it is read again.
+		case $rule in
+		text | text=auto | eol=lf | crlf)
+			assert_equal "$(git show "$commit:lf.txt")" forged
+			grep -q ' lf.txt$' .git/xg-untracked ;;
+		*)
+			want=lf
+			[[ $rule != filter=up ]] || want=LF
+			assert_equal "$(git show "$commit:lf.txt")" "$want"
+			run grep -c ' lf.txt$' .git/xg-untracked
+			assert_output 0 ;;
+		esac
 	done
+	# What a line-ending rule kept is read again once a rule converts
+	# more; what no rule converted, once one converts line endings.
+	printf '*.txt text\n' > .gitattributes
+	sleep 0.1
+	snap
+	forge_known lf.txt "$forged"
+	printf '*.txt filter=up\n' > .gitattributes
+	snap
+	assert_equal "$(git show "$(field .commit):lf.txt")" LF
 	# An attribute unset converts nothing; core.autocrlf converts all
 	# but those.
 	printf '*.txt -text\n' > .gitattributes
@@ -579,11 +612,16 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)')
 	sleep 0.1
 	snap
 	forge_known notes.txt "$forged"
+	grep -q "^$forged .* 1 notes.txt\$" .git/xg-untracked
 	forge_known tmp/scratch "$forged"
 	git config core.autocrlf input
 	snap
 	assert_equal "$(git show "$(field .commit):notes.txt")" forged
 	assert_equal "$(git show "$(field .commit):tmp/scratch")" scratch
+	git config --unset core.autocrlf
+	printf '*.txt text\n' > .gitattributes
+	snap
+	assert_equal "$(git show "$(field .commit):notes.txt")" notes
 }
 
 @test "what converts is decided as git decides it: the last rule to say, the deepest file, the index's" {
@@ -593,6 +631,10 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)')
 	printf 'b\n' > sub/deep/b.png
 	printf 'c\n' > sub/deep/c.TXT
 	printf 'd\n' > sub/deep/d.md
+	# Each with a CR, which any rule of line endings would convert.
+	for f in notes.txt sub/a.txt sub/deep/b.png sub/deep/c.TXT sub/deep/d.md; do
+		sed -i 's/$/\r/' "$f"
+	done
 	sleep 0.1
 	snap
 	forged=$(printf 'forged\n' | git hash-object -w --stdin)
@@ -651,7 +693,9 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)')
 	touch -d "@$stamp" src/one.c
 	snap
 	assert_equal "$(git show "$(field .commit):src/one.c")" 'ONE, EDITED'
-	# An attribute that converts it: read again, however known.
+	# An attribute that converts it: read again, however known (its
+	# line endings convert only with a CR there).
+	printf 'ONE, EDITED\r\n' > src/one.c
 	sleep 0.1
 	snap
 	forge_known src/one.c "$forged"

@@ -98,15 +98,18 @@ static int clean_filters(struct xg_snapshot_state *s, const char *path, struct x
  * bytes through the clean filters when attributes or core.autocrlf may ask
  * for them, and its stat data, as read just before, into *stp unless NULL.
  * eol_only: the attributes convert only line endings (known.c), so bytes
- * without a CR stay as they are and need no filter.  1 done, 0 gone or
- * not a file any more, -1 unreadable (or the time ran out, s->timed_out
- * set), -2 its filter driver failed. */
+ * without a CR stay as they are and need no filter; *cr says whether a
+ * file's bytes held one (a symlink's never count: no attribute converts
+ * it).  1 done, 0 gone or not a file any more, -1 unreadable (or the time
+ * ran out, s->timed_out set), -2 its filter driver failed. */
 static int read_blob(struct xg_snapshot_state *s, const char *path, int eol_only, char **data,
-		     size_t *len, uint32_t *mode, struct stat *stp)
+		     size_t *len, uint32_t *mode, struct stat *stp, unsigned char *cr)
 {
 	struct xg_buf b = XG_BUF_INIT(0);
 	struct stat st;
 	int rc;
+
+	*cr = 0;
 
 	if (fstatat(s->rootfd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
@@ -120,7 +123,8 @@ static int read_blob(struct xg_snapshot_state *s, const char *path, int eol_only
 		*mode = (st.st_mode & 0100) ? 0100755 : 0100644;
 		if (read_file(s, path, (size_t)st.st_size, &b) < 0)
 			goto fail;
-		if (s->can_filter && !(eol_only && (!b.len || !memchr(b.buf, '\r', b.len))) &&
+		*cr = b.len && memchr(b.buf, '\r', b.len);
+		if (s->can_filter && !(eol_only && !*cr) &&
 		    (rc = clean_filters(s, path, &b)) != XG_SNAPSHOT_DONE) {
 			xg_buf_release(&b);
 			return rc == XG_SNAPSHOT_TIMED_OUT ? -1 : -2;
@@ -175,6 +179,7 @@ int xg_snapshot_blob_hash_tracked(struct xg_snapshot_state *s)
 		char *data;
 		size_t len;
 		uint32_t mode;
+		unsigned char cr;
 		int r;
 
 		/* known.c's list of the files to hash, in index order. */
@@ -210,7 +215,7 @@ int xg_snapshot_blob_hash_tracked(struct xg_snapshot_state *s)
 			return XG_SNAPSHOT_TIMED_OUT;
 		} else {
 			r = read_blob(s, e->path, tf && tf->eol_only, &data, &len, &mode,
-				      tf ? &tf->st : NULL);
+				      tf ? &tf->st : NULL, tf ? &tf->cr : &cr);
 		}
 		if (r < 0 && s->timed_out)
 			return XG_SNAPSHOT_TIMED_OUT;
@@ -265,7 +270,7 @@ int xg_snapshot_blob_hash_untracked(struct xg_snapshot_state *s)
 		}
 		if (xg_snapshot_timed_out(s))
 			return XG_SNAPSHOT_TIMED_OUT;
-		r = read_blob(s, f->path, f->eol_only, &data, &len, &f->mode, &f->st);
+		r = read_blob(s, f->path, f->eol_only, &data, &len, &f->mode, &f->st, &f->cr);
 		if (r <= 0) {
 			if (s->timed_out)
 				return XG_SNAPSHOT_TIMED_OUT;

@@ -348,6 +348,7 @@ struct xg_snapshot_ufile {	/* an untracked file to include */
 	unsigned char known;	/* oid comes from the last snapshot (known.c) */
 	unsigned char plain;	/* no attribute converts it: it may be known */
 	unsigned char eol_only;	/* only its line endings: without a CR, none */
+	unsigned char cr;	/* its bytes hold a CR: eol_only converts them */
 	unsigned char oid[20];
 	uint32_t mode;
 	uint64_t size;
@@ -359,6 +360,7 @@ struct xg_snapshot_tfile {	/* a tracked file whose stat data changed */
 	unsigned char known;	/* s->oids' comes from the last snapshot */
 	unsigned char plain;	/* no attribute converts it: it may be known */
 	unsigned char eol_only;	/* only its line endings: without a CR, none */
+	unsigned char cr;	/* its bytes hold a CR: eol_only converts them */
 	unsigned char hashed;	/* its blob is in s->oids */
 	struct stat st;		/* before it was read; st_mode 0: not seen */
 };
@@ -367,6 +369,8 @@ struct xg_snapshot_tfile {	/* a tracked file whose stat data changed */
 struct xg_snapshot_known_file {
 	char *path;		/* into text */
 	unsigned char oid[20];
+	unsigned char cr;	/* the bytes held a CR: the blob is theirs only
+				   while no attribute converts line endings */
 	uint32_t mode, uid, gid;
 	uint64_t size, ino, dev;
 	int64_t mtime_s, ctime_s;

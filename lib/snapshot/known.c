@@ -17,9 +17,13 @@
  * the same clock tick as the read.  Also: the blob must still be in the
  * repository (git may have pruned it), the file must be on the working
  * tree's filesystem, as must xg-untracked, and a file that an attribute
- * may convert (a filter, text, eol, crlf, ident, working-tree-encoding,
- * or core.autocrlf) is neither kept nor taken, as its blob depends on
- * more than the file.  The attributes are asked each time, for each file,
+ * may convert (a filter, ident, working-tree-encoding, or core.autocrlf)
+ * is neither kept nor taken, as its blob depends on more than the file.
+ * Line endings are the exception real repositories need (text, eol and
+ * crlf rules, "* text=auto"): they change only bytes with a CR, so a file
+ * whose bytes held none is kept with CR 0 and taken while its rules
+ * convert at most line endings; one that held a CR is taken only while no
+ * rule converts it.  The attributes are asked each time, for each file,
  * so a changed .gitattributes counts at once.
  *
  * The file is one line per file, then a line with the SHA-1 of all before
@@ -27,8 +31,8 @@
  * the snapshot is done.  A path holding a newline or a backslash is not
  * kept.  Losing the file costs only time: it is written without a sync.
  *
- *	xg-untracked 1 REF.NS WORKDIR
- *	OID MODE SIZE MTIME.NS CTIME.NS INO DEV UID GID PATH
+ *	xg-untracked 2 REF.NS WORKDIR
+ *	OID MODE SIZE MTIME.NS CTIME.NS INO DEV UID GID CR PATH
  *	sha1 HEX
  */
 #include "xg.h"
@@ -36,7 +40,7 @@
 #include "sha1.h"
 #include <dirent.h>
 
-#define HEADER "xg-untracked 1 "
+#define HEADER "xg-untracked 2 "
 
 static int cmp_known(const void *a, const void *b)
 {
@@ -51,15 +55,16 @@ static int parse_line(char *line, struct xg_snapshot_known_file *f)
 	unsigned long long size, ino, dev;
 	long long ms, cs;
 	long mns, cns;
-	unsigned mode, uid, gid;
+	unsigned mode, uid, gid, cr;
 	int n = -1;
 
 	if (strlen(line) < 42 || line[40] != ' ' || xg_snapshot_oid_parse(line, f->oid) < 0)
 		return -1;
-	if (sscanf(line + 41, "%o %llu %lld.%ld %lld.%ld %llu %llu %u %u %n", &mode, &size, &ms,
-		   &mns, &cs, &cns, &ino, &dev, &uid, &gid, &n) != 10 || n < 0 ||
-	    !line[41 + n])
+	if (sscanf(line + 41, "%o %llu %lld.%ld %lld.%ld %llu %llu %u %u %u %n", &mode, &size, &ms,
+		   &mns, &cs, &cns, &ino, &dev, &uid, &gid, &cr, &n) != 11 || n < 0 ||
+	    !line[41 + n] || cr > 1)
 		return -1;
+	f->cr = (unsigned char)cr;
 	f->mode = mode;
 	f->size = size;
 	f->mtime_s = ms;
@@ -361,13 +366,15 @@ static int converts(struct xg_snapshot_state *s, const char *path)
 	return s->autocrlf && !off[1] && !off[3];
 }
 
-/* The known blob of a file whose stat data is st, or NULL. */
+/* The known blob of a file whose stat data is st, or NULL; eol_only: its
+ * rules convert line endings, so one that held a CR is not. */
 static const unsigned char *known_oid(struct xg_snapshot_state *s, const char *path,
-				      const struct stat *st)
+				      const struct stat *st, int eol_only)
 {
 	const struct xg_snapshot_known_file *f = lookup(&s->known, path);
 
-	if (!f || !same_stat(f, st) || !settled(&s->known, f) || !xg_snapshot_has(s, f->oid))
+	if (!f || (eol_only && f->cr) || !same_stat(f, st) || !settled(&s->known, f) ||
+	    !xg_snapshot_has(s, f->oid))
 		return NULL;
 	return f->oid;
 }
@@ -409,11 +416,12 @@ void xg_snapshot_known_apply(struct xg_snapshot_state *s)
 			continue;
 		c = converts(s, u->path);
 		u->eol_only = c == 2;
-		if (!(u->plain = !c))
+		if (!(u->plain = !c) && !u->eol_only)
 			continue;
-		if (!(oid = known_oid(s, u->path, &u->st)))
+		if (!(oid = known_oid(s, u->path, &u->st, u->eol_only)))
 			continue;
 		memcpy(u->oid, oid, 20);
+		u->cr = lookup(k, u->path)->cr;
 		u->known = 1;
 		k->used++;
 	}
@@ -425,41 +433,45 @@ void xg_snapshot_known_apply(struct xg_snapshot_state *s)
 
 		c = converts(s, path);
 		t->eol_only = c == 2;
-		if (!(t->plain = !c))
+		if (!(t->plain = !c) && !t->eol_only)
 			continue;
 		if (fstatat(s->rootfd, path, &t->st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    (!S_ISREG(t->st.st_mode) && !S_ISLNK(t->st.st_mode)) ||
-		    !(oid = known_oid(s, path, &t->st)))
+		    !(oid = known_oid(s, path, &t->st, t->eol_only)))
 			continue;
 		memcpy(s->oids + 20 * t->i, oid, 20);
+		t->cr = lookup(k, path)->cr;
 		t->known = 1;
 		k->used++;
 	}
 }
 
 static void add_line(struct xg_buf *b, const unsigned char oid[20], const struct stat *st,
-		     const char *path)
+		     int cr, const char *path)
 {
 	char hex[41];
 
 	xg_snapshot_sha1_hex(oid, hex);
-	xg_buf_addf(b, "%s %o %llu %lld.%09ld %lld.%09ld %llu %llu %u %u %s\n", hex,
+	xg_buf_addf(b, "%s %o %llu %lld.%09ld %lld.%09ld %llu %llu %u %u %d %s\n", hex,
 		    (unsigned)st->st_mode, (unsigned long long)st->st_size,
 		    (long long)st->st_mtim.tv_sec, (long)st->st_mtim.tv_nsec,
 		    (long long)st->st_ctim.tv_sec, (long)st->st_ctim.tv_nsec,
 		    (unsigned long long)st->st_ino, (unsigned long long)st->st_dev,
-		    (unsigned)st->st_uid, (unsigned)st->st_gid, path);
+		    (unsigned)st->st_uid, (unsigned)st->st_gid, cr, path);
 }
 
-/* Whether the file is kept: read or known, no attribute converting it. */
+/* Whether the file is kept: read or known, its blob its own bytes (no
+ * attribute converting it, or only line endings and it has no CR). */
 static int keep_u(const struct xg_snapshot_ufile *u)
 {
-	return (u->type == DT_REG || u->type == DT_LNK) && u->plain && !strpbrk(u->path, "\n\\");
+	return (u->type == DT_REG || u->type == DT_LNK) && (u->plain || (u->eol_only && !u->cr)) &&
+	       !strpbrk(u->path, "\n\\");
 }
 
 static int keep_t(const struct xg_snapshot_state *s, const struct xg_snapshot_tfile *t)
 {
-	return t->hashed && t->plain && !strpbrk(s->ix.entries[t->i].path, "\n\\");
+	return t->hashed && (t->plain || (t->eol_only && !t->cr)) &&
+	       !strpbrk(s->ix.entries[t->i].path, "\n\\");
 }
 
 void xg_snapshot_known_save(struct xg_snapshot_state *s)
@@ -482,10 +494,10 @@ void xg_snapshot_known_save(struct xg_snapshot_state *s)
 		    s->workdir);
 	for (i = 0; i < s->nu; i++)
 		if (keep_u(&s->u[i]))
-			add_line(&b, s->u[i].oid, &s->u[i].st, s->u[i].path);
+			add_line(&b, s->u[i].oid, &s->u[i].st, s->u[i].cr, s->u[i].path);
 	for (i = 0; i < s->nt; i++)
 		if (keep_t(s, &s->t[i]))
-			add_line(&b, s->oids + 20 * s->t[i].i, &s->t[i].st,
+			add_line(&b, s->oids + 20 * s->t[i].i, &s->t[i].st, s->t[i].cr,
 				 s->ix.entries[s->t[i].i].path);
 	xg_snapshot_sha1_seal(&b);
 	file = xg_path_join(s->gitdir, "xg-untracked");
