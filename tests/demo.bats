@@ -14,11 +14,11 @@ setup() {
 # Prints what a demo left: its temporary directories, and the command line
 # of any process still using one (the scripted model's log is in it).
 left_behind() {
-	local f
+	local pid args
 	ls -A "$TMPDIR"
-	for f in /proc/[0-9]*/cmdline; do
-		{ tr '\0' ' ' <"$f"; } 2>/dev/null | grep -F "$TMPDIR/xg-demo" || true
-	done
+	while read -r pid args; do
+		[[ $args != *"$TMPDIR/xg-demo"* ]] || echo "$args"
+	done < <(procs)
 }
 
 # A copy of the shipped data whose demo has script.ndjson changed: line N

@@ -30,10 +30,9 @@ teardown() {
 # The process ids of the xg-fake-provider servers a block started (those
 # working in this test's directory).
 servers_left() {
-	local d
-	for d in /proc/[0-9]*; do
-		case $(readlink "$d/cwd" 2>/dev/null) in "$BATS_TEST_TMPDIR"*) ;; *) continue ;; esac
-		{ tr '\0' ' ' <"$d/cmdline"; } 2>/dev/null | grep -q xg-fake-provider && echo "${d#/proc/}"
+	local p
+	for p in $(procs_with xg-fake-provider); do
+		case $(readlink "/proc/$p/cwd" 2>/dev/null) in "$BATS_TEST_TMPDIR"*) echo "$p" ;; esac
 	done
 	return 0
 }

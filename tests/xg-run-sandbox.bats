@@ -225,10 +225,10 @@ CONNECT='python3 -c "import os, socket; socket.create_connection((\"127.0.0.1\",
 
 # The processes running "sleep 3171", from /proc.
 sleepers() {
-	local d
-	for d in /proc/[0-9]*; do
-		[ "$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)" = "sleep 3171 " ] && echo "${d#/proc/}"
-	done
+	local pid args
+	while read -r pid args; do
+		[ "$args" = "sleep 3171" ] && echo "$pid"
+	done < <(procs)
 	return 0
 }
 

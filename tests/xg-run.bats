@@ -853,17 +853,6 @@ closed_port() {
 	done
 }
 
-# The processes whose command line holds $1, from /proc (a zombie counts as gone).
-procs_with() {
-	local d st
-	for d in /proc/[0-9]*; do
-		st=$(cut -d' ' -f3 "$d/stat" 2>/dev/null) || continue
-		[ "$st" = Z ] && continue
-		tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -q -- "$1" && echo "${d#/proc/}"
-	done
-	return 0
-}
-
 # kill_run_leaves_none MARK: SIGKILL of the run in the background ($pid);
 # within 3 s no process whose command line holds MARK is left (any left
 # are killed, and the test fails naming them).

@@ -29,6 +29,30 @@ unset XG_ACCOUNT XG_MAX_LINE XG_LOCK_TIMEOUT XG_RETRY XG_TRACE XG_SSE_MAX_EVENT 
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy no_proxy NO_PROXY
 FIXTURES="$XG_SRCDIR/tests/fixtures"
 
+# Each live process (a zombie counts as gone) as "PID ARGS", its arguments
+# joined by spaces, read from /proc by bash alone: a loop that started a
+# cut and a grep for each of some hundreds of processes took seconds a
+# call while the suite runs.
+procs() {
+	local d st args IFS=' '
+	for d in /proc/[0-9]*; do
+		{ read -r st <"$d/stat"; } 2>/dev/null || continue
+		st=${st##*) }
+		[ "${st%% *}" = Z ] && continue
+		{ mapfile -d '' args <"$d/cmdline"; } 2>/dev/null || continue
+		printf '%s %s\n' "${d#/proc/}" "${args[*]}"
+	done
+}
+
+# The processes whose command line holds $1.
+procs_with() {
+	local pid args
+	while read -r pid args; do
+		[[ $args == *"$1"* ]] && echo "$pid"
+	done < <(procs)
+	return 0
+}
+
 # Runs "$@" with stdout and stderr kept apart: $output is stdout, $stderr
 # the diagnostics.
 bats_require_minimum_version 1.5.0
