@@ -174,7 +174,7 @@ static void sync_start(struct xg_conv_sync *sync, int fd, const char *path)
 	sync->fd = fd;
 	sync->err = 0;
 	sync->path = xg_strdup(path);
-	if (pthread_create(&sync->thread, NULL, sync_main, sync) == 0)
+	if (xg_thread_start(&sync->thread, sync_main, sync) == 0)
 		sync->running = 1;
 	else
 		sync_main(sync);
@@ -185,7 +185,7 @@ int xg_conv_sync_wait(struct xg_conv_sync *sync)
 	int rc = 0;
 
 	if (sync->running) {
-		pthread_join(sync->thread, NULL);
+		xg_thread_join(&sync->thread);
 		sync->running = 0;
 	}
 	if (sync->err) {

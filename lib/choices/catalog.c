@@ -410,6 +410,28 @@ void xg_catalog_release(struct xg_catalog *cat)
 	cat->configured = cat->preferred = jv_invalid();
 }
 
+void xg_catalog_narrow(struct xg_catalog *cat, const char *id)
+{
+	jv m = jv_copy(xg_catalog_model_peek(cat, id)), one = jv_object();
+
+	if (jv_is_valid(m))
+		one = xg_json_set(one, id, m);
+	else
+		jv_free(m);
+	jv_free(cat->models);
+	jv_free(cat->providers);
+	jv_free(cat->bad);
+	jv_free(cat->problems);
+	jv_free(cat->configured);
+	jv_free(cat->preferred);
+	cat->models = one;
+	cat->providers = jv_object();
+	cat->bad = jv_object();
+	cat->problems = jv_array();
+	cat->configured = jv_object();
+	cat->preferred = jv_object();
+}
+
 jv xg_catalog_model_peek(const struct xg_catalog *cat, const char *id)
 {
 	return id ? xg_json_get_peek(cat->models, id) : jv_invalid();

@@ -174,6 +174,10 @@ struct xg_catalog {
 #define XG_CATALOG_MAX_OUTPUT 4096
 int xg_catalog_load(struct xg_catalog *cat);
 void xg_catalog_release(struct xg_catalog *cat);
+/* Keeps of the catalog only model id's entry (its limits and prices), for
+ * a process that has chosen its model and opened its provider: the rest
+ * is some 25 KB of values it would hold for its whole life. */
+void xg_catalog_narrow(struct xg_catalog *cat, const char *id);
 /* Prints cat->problems on standard error, one warning each. */
 void xg_catalog_warn(const struct xg_catalog *cat);
 /* Why the model id (or its provider) is left out of the catalog, borrowed;

@@ -260,11 +260,25 @@ void xg_provider_dumped_free(struct xg_provider *p)
 	p->dumped.alloc = 0;
 }
 
+/* Whether the list's first item is the system prompt (Chat's system
+ * message): written from its value each time, as the other kinds write
+ * theirs, since its bytes would hold the whole prompt a second time for
+ * as long as the run lasts. */
+static int system_first_peek(jv list, int n)
+{
+	jv first = n > 0 ? jv_array_get(jv_copy(list), 0) : jv_invalid();
+	const char *role = jv_is_valid(first) ? xg_json_string_peek(first, "role") : NULL;
+	int yes = role && !strcmp(role, "system");
+
+	jv_free(first);
+	return yes;
+}
+
 /* The list (borrowed) into out, the items the last list began with as
  * their bytes then, and what it wrote kept for the next. */
 static int dump_list(struct xg_provider *p, struct xg_buf *out, jv list)
 {
-	int i, k = 0, n = xg_json_length_peek(list), rc;
+	int i, k = 0, n = xg_json_length_peek(list), rc, sys = system_first_peek(list, n);
 	size_t at;
 
 	while (k < p->dumped.n && k < n &&
@@ -280,6 +294,10 @@ static int dump_list(struct xg_provider *p, struct xg_buf *out, jv list)
 	}
 	for (i = k; i < n; i++) {
 		at = p->dumped.bytes.len;
+		if (i == 0 && sys) {	/* no bytes kept: see system_first_peek */
+			p->dumped.ends[0] = 0;
+			continue;
+		}
 		if ((i && xg_buf_addch(&p->dumped.bytes, ',') < 0) ||
 		    xg_json_dump(&p->dumped.bytes, jv_array_get(jv_copy(list), i)) < 0) {
 			xg_buf_setlen(&p->dumped.bytes, at);
@@ -287,11 +305,15 @@ static int dump_list(struct xg_provider *p, struct xg_buf *out, jv list)
 		}
 		p->dumped.ends[i] = p->dumped.bytes.len;
 	}
+	/* Kept until the next request: not the writing's room to spare. */
+	xg_buf_fit(&p->dumped.bytes);
 	if (n) {
 		p->dumped.items = jv_copy(list);
 		p->dumped.n = n;
 	}
 	rc = xg_buf_addch(out, '[');
+	if (!rc && sys)
+		rc = xg_json_dump(out, jv_array_get(jv_copy(list), 0));
 	if (!rc)
 		rc = xg_buf_add(out, p->dumped.bytes.buf, p->dumped.bytes.len);
 	return rc ? rc : xg_buf_addch(out, ']');

@@ -422,6 +422,10 @@ static void set_options(struct xg_http *h, const char *url, struct curl_slist *h
 	h->curl->easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
 	h->curl->easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 	h->curl->easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+	/* A stream's events are a few hundred bytes each: 4 KiB reads them
+	 * as they come, where libcurl's 16 KiB would sit mostly empty for
+	 * the whole run. */
+	h->curl->easy_setopt(e, CURLOPT_BUFFERSIZE, 4096L);
 	h->curl->easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
 	h->curl->easy_setopt(e, CURLOPT_HEADERDATA, h);
 	h->curl->easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);

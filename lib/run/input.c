@@ -30,7 +30,7 @@ extern char **environ;
 struct run_input {
 	struct xg_rec_reader rd;	/* standard input */
 	int reading;			/* rd is open */
-	pthread_t thread;		/* reads the rest, takes a snapshot */
+	struct xg_thread thread;	/* reads the rest, takes a snapshot */
 	int running;
 	int want_snapshot;		/* the thread takes one when none comes */
 	jv snapshot;			/* the thread's result */
@@ -381,7 +381,7 @@ static int wait_thread(struct run_input *in, volatile sig_atomic_t *stop)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
 		}
-		if (pthread_clockjoin_np(in->thread, NULL, CLOCK_MONOTONIC, &ts) == 0)
+		if (xg_thread_clockjoin(&in->thread, &ts) == 0)
 			return 0;
 		if (!*stop)
 			continue;
@@ -397,7 +397,7 @@ static int wait_thread(struct run_input *in, volatile sig_atomic_t *stop)
 	pid = __atomic_load_n(&snapshot_pid, __ATOMIC_SEQ_CST);
 	if (pid > 0)
 		kill(pid, SIGKILL);
-	pthread_detach(in->thread);
+	xg_thread_detach(&in->thread);
 	return -1;
 }
 

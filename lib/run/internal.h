@@ -189,7 +189,7 @@ struct run_child {
 struct run_watch {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;		/* the thread's sleep, and the waits' */
-	pthread_t thread;
+	struct xg_thread thread;
 	int running, stopping;
 	int ending;			/* the run is over: no rule but the children's */
 	struct run_stall_policy pol;
@@ -225,9 +225,9 @@ struct run {
 	int cue;		/* XG_RUN_SENT_FD's descriptor, or -1 */
 
 	/* What prepare.c sets up. */
-	pthread_t warm_thread;		/* libcurl's set-up, started at once */
+	struct xg_thread warm_thread;		/* libcurl's set-up, started at once */
 	int warm_running;
-	pthread_t gate_thread;
+	struct xg_thread gate_thread;
 	int gate_running;
 	char *gate_err;
 	struct xg_gate *gate;
@@ -349,7 +349,7 @@ void xg_run_children_release(struct run *r);
 
 /* Starts a thread that takes no SIGINT or SIGTERM, so they reach the main
  * thread (and interrupt what it waits on); 0 or -1. */
-int xg_run_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
+int xg_run_thread_start(struct xg_thread *t, void *(*fn)(void *), void *arg);
 
 /* ---- summary.c: the run's own records and its outcome ---- */
 

@@ -527,7 +527,7 @@ static void start_gate(struct run *r)
 static int join_gate(struct run *r)
 {
 	if (r->gate_running) {
-		pthread_join(r->gate_thread, NULL);
+		xg_thread_join(&r->gate_thread);
 		r->gate_running = 0;
 	}
 	if (r->o->gate && !r->gate) {
@@ -581,7 +581,14 @@ static long long stable_bytes_peek(jv pack)
 
 static void input_on_sent(void *arg)
 {
-	xg_run_start_input(arg);
+	struct run *r = arg;
+
+	/* The request went through libcurl: its loading is over, and the
+	 * thread's stack can go. */
+	if (r->warm_running)
+		xg_thread_join(&r->warm_thread);
+	r->warm_running = 0;
+	xg_run_start_input(r);
 }
 
 /*
@@ -631,7 +638,11 @@ int xg_run_prepare(struct run *r, FILE *fp)
 	if (!r->o->parent && !r->o->profile)
 		r->tools = jv_array_concat(r->tools, xg_run_subagent_schemas());
 	xg_run_goal_prepare(r);
+	/* From here the catalog gives only the model's limits and prices. */
+	xg_catalog_narrow(&r->choices.cat, xg_json_string_peek(r->model, "id"));
 	r->stable = stable_bytes_peek(r->pack);
+	/* What the sections were is the pack record's; the run needs no more. */
+	r->pack = jv_object_delete(r->pack, jv_string("sections"));
 	child_prompt(r);
 	/* The model, the workspace and the request are known, and the first
 	 * request is about to go out. */
@@ -642,9 +653,9 @@ int xg_run_prepare(struct run *r, FILE *fp)
 void xg_run_prepare_join(struct run *r)
 {
 	if (r->gate_running)
-		pthread_join(r->gate_thread, NULL);
+		xg_thread_join(&r->gate_thread);
 	r->gate_running = 0;
 	if (r->warm_running)
-		pthread_join(r->warm_thread, NULL);
+		xg_thread_join(&r->warm_thread);
 	r->warm_running = 0;
 }

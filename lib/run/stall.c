@@ -357,7 +357,7 @@ void xg_run_watch_stop(struct run *r)
 	w->stopping = 1;
 	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
-	pthread_join(w->thread, NULL);
+	xg_thread_join(&w->thread);
 	w->running = 0;
 	/* What the last look found, and what ended since. */
 	pthread_mutex_lock(&w->lock);
