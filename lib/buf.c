@@ -33,14 +33,6 @@ char *xg_buf_detach(struct xg_buf *b, size_t *len)
 	return p;
 }
 
-void xg_buf_fit(struct xg_buf *b)
-{
-	if (b->alloc > b->len + 1) {
-		b->buf = xg_realloc(b->buf, b->len + 1);
-		b->alloc = b->len + 1;
-	}
-}
-
 void xg_buf_reset(struct xg_buf *b)
 {
 	xg_buf_setlen(b, 0);

@@ -28,8 +28,6 @@ char *xg_buf_detach(struct xg_buf *b, size_t *len);
 void xg_buf_reset(struct xg_buf *b);
 /* Makes room for extra more bytes; -1 past the ceiling. */
 int xg_buf_grow(struct xg_buf *b, size_t extra);
-/* Gives back what it holds beyond its bytes, for a buffer kept long. */
-void xg_buf_fit(struct xg_buf *b);
 int xg_buf_add(struct xg_buf *b, const void *data, size_t n);
 int xg_buf_addstr(struct xg_buf *b, const char *s);
 int xg_buf_addch(struct xg_buf *b, int c);

@@ -174,7 +174,9 @@ static void sync_start(struct xg_conv_sync *sync, int fd, const char *path)
 	sync->fd = fd;
 	sync->err = 0;
 	sync->path = xg_strdup(path);
-	if (xg_thread_start(&sync->thread, sync_main, sync) == 0)
+	/* glibc's stack, kept in its cache from one append to the next:
+	 * unmapping one at each join would cost more than the sync. */
+	if (pthread_create(&sync->thread, NULL, sync_main, sync) == 0)
 		sync->running = 1;
 	else
 		sync_main(sync);
@@ -185,7 +187,7 @@ int xg_conv_sync_wait(struct xg_conv_sync *sync)
 	int rc = 0;
 
 	if (sync->running) {
-		xg_thread_join(&sync->thread);
+		pthread_join(sync->thread, NULL);
 		sync->running = 0;
 	}
 	if (sync->err) {

@@ -20,7 +20,7 @@
  * its own beside the file, so a second run waits for the first rather than
  * mix its turns in.
  */
-#include "thread.h"
+#include <pthread.h>
 #include "json.h"
 
 /*
@@ -86,7 +86,7 @@ int xg_conv_append_if(const char *id, jv entry, xg_conv_check_fn still, void *ct
  * (or the close) failed, after reporting it; 0 when there is none.
  */
 struct xg_conv_sync {
-	struct xg_thread thread;
+	pthread_t thread;
 	int running;
 	int fd;
 	int err;		/* errno of the fsync or close that failed */

@@ -3,8 +3,10 @@
  * thread in a cache for the next one, with the pages the thread wrote
  * (its descriptor and TLS, the top of its stack) still resident: some
  * 8-12 KB a thread, which a run of xg-run (libcurl's loading, the rest of
- * the input, each conversation sync) kept for its whole life, a hundred
- * times over when a hundred run at once.  A stack mapped here goes back to
+ * the input) kept for its whole life, a hundred times over when a hundred
+ * run at once.  Not for a thread made again and again (a conversation's
+ * sync): there glibc's cache is the cheaper, as an unmapping stops every
+ * CPU the process runs on.  A stack mapped here goes back to
  * the system at the join.  It is as large as glibc's default (8 MiB,
  * reserved, not committed), with a guard page below it as glibc's has.
  */

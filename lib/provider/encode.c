@@ -305,8 +305,6 @@ static int dump_list(struct xg_provider *p, struct xg_buf *out, jv list)
 		}
 		p->dumped.ends[i] = p->dumped.bytes.len;
 	}
-	/* Kept until the next request: not the writing's room to spare. */
-	xg_buf_fit(&p->dumped.bytes);
 	if (n) {
 		p->dumped.items = jv_copy(list);
 		p->dumped.n = n;

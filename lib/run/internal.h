@@ -50,6 +50,7 @@
 #include "json.h"
 #include "rec.h"
 #include "steer.h"
+#include "thread.h"
 #include "choices/choices.h"
 #include "run/run.h"
 #include "tools/tools.h"
