@@ -21,6 +21,13 @@ char *xg_memdup(const void *p, size_t n);
 __attribute__((format(printf, 1, 2)))
 char *xg_asprintf(const char *fmt, ...);
 
+/* Sorts the n elements of the array base: qsort's base must not be NULL
+ * even for none, which an array not yet grown is. */
+#define XG_QSORT(base, n, cmp) do { \
+	if ((n) > 1) \
+		qsort((base), (n), sizeof(*(base)), (cmp)); \
+} while (0)
+
 /* Grows an array to hold at least n elements, doubling (git's ALLOC_GROW). */
 #define XG_ALLOC_GROW(p, n, alloc) do { \
 	if ((n) > (alloc)) { \

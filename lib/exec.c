@@ -214,7 +214,7 @@ void xg_exec_list(FILE *fp, const char *const *verbs)
 		add_from(*p ? p : ".", &names, &n, &alloc);
 	}
 	free(path);
-	qsort(names, n, sizeof(*names), cmp_str);
+	XG_QSORT(names, n, cmp_str);
 	for (i = 0; i < n; i++) {
 		if (!i || strcmp(names[i], names[i - 1]))
 			fprintf(fp, "%s\n", names[i]);

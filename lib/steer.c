@@ -85,7 +85,7 @@ static char **message_names(const char *dir, size_t *n)
 	}
 	closedir(d);
 	v[*n] = NULL;
-	qsort(v, *n, sizeof(*v), by_name);
+	XG_QSORT(v, *n, by_name);
 	return v;
 }
 

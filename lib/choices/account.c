@@ -138,7 +138,7 @@ jv xg_account_list(void)
 	if (d)
 		closedir(d);
 	if (n)
-		qsort(names, n, sizeof(*names), cmp_str);
+		XG_QSORT(names, n, cmp_str);
 	for (i = 0; i < n; i++) {
 		out = jv_array_append(out, jv_string(names[i]));
 		free(names[i]);

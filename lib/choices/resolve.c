@@ -79,7 +79,7 @@ static struct xg_choices_cand *candidates(jv choices, const char *mode, size_t *
 	if (strcmp(mode, "normal"))
 		put_first(v, *n, &first, "normal");
 	if (*n > first)
-		qsort(v + first, *n - first, sizeof(*v), newest_first);
+		XG_QSORT(v + first, *n - first, newest_first);
 	return v;
 }
 

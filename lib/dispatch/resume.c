@@ -67,7 +67,7 @@ static struct conv *all_conversations(size_t *n)
 		closedir(d);
 	free(dir);
 	if (*n)
-		qsort(v, *n, sizeof(*v), newer_first);
+		XG_QSORT(v, *n, newer_first);
 	return v;
 }
 

@@ -120,7 +120,7 @@ static size_t collect(const struct log_filter *f, struct conv **out)
 	if (d)
 		closedir(d);
 	free(dir);
-	qsort(all, n, sizeof(*all), newest_first);
+	XG_QSORT(all, n, newest_first);
 	*out = all;
 	return n;
 }

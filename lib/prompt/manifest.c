@@ -290,7 +290,7 @@ void xg_prompt_version_id(const struct xg_prompt_manifest *m, char out[XG_PROMPT
 
 	for (i = 0; i < m->nr; i++)
 		v[i] = &m->sec[i];
-	qsort(v, m->nr, sizeof(*v), by_file);
+	XG_QSORT(v, m->nr, by_file);
 	xg_sha256_init(&c);
 	for (i = 0; i <= m->nr; i++) {
 		if (!manifest_done && (i == m->nr || strcmp(XG_PROMPT_MANIFEST, v[i]->file) < 0)) {

@@ -391,7 +391,7 @@ static void read_folder(const char *dir, int person, const char *workspace, stru
 	}
 	closedir(d);
 	if (nr)
-		qsort(names, nr, sizeof(*names), by_string);
+		XG_QSORT(names, nr, by_string);
 	for (i = 0; i < nr; i++) {
 		char *sub = xg_path_join(dir, names[i]);
 		struct xg_prompt_skill s, *had;
@@ -542,7 +542,7 @@ void xg_prompt_skills_read(const char *cwd, struct xg_prompt_skills *sk, jv *not
 	sk->alloc = f.alloc;
 	if (!sk->nr)
 		return;
-	qsort(sk->v, sk->nr, sizeof(*sk->v), by_name);
+	XG_QSORT(sk->v, sk->nr, by_name);
 	kept = lay_out(sk, &b);
 	if (kept < sk->nr)
 		cut_notice(sk, kept, notices);

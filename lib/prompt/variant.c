@@ -136,7 +136,7 @@ static char **list_dir(const char *dir, int (*valid)(const char *), size_t *nr)
 	if (!v)
 		return xg_calloc(1, sizeof(char *));
 	v[n] = NULL;
-	qsort(v, n, sizeof(*v), by_str);
+	XG_QSORT(v, n, by_str);
 	*nr = n;
 	return v;
 }

@@ -190,7 +190,7 @@ static int versions(const char *name, jv *out)
 	if (!rc && xg_variant_is_default(name) && !xg_variant_stored(name, head) &&
 	    !(rc = describe(name, head, 0, &recs[nr])))
 		nr++;
-	qsort(recs, nr, sizeof(*recs), by_created);
+	XG_QSORT(recs, nr, by_created);
 	*out = jv_array();
 	for (i = 0; i < nr; i++)
 		*out = jv_array_append(*out, recs[i]);

@@ -108,7 +108,7 @@ static void parse(struct xg_snapshot_state *s)
 	k->old.tv_sec = sec;
 	k->old.tv_nsec = nsec;
 	k->nr = nr;
-	qsort(k->files, k->nr, sizeof(*k->files), cmp_known);
+	XG_QSORT(k->files, k->nr, cmp_known);
 }
 
 /* Reads xg-untracked, creating it when missing, and touches it for the

@@ -237,7 +237,7 @@ static int write_idx(struct out *w, struct xg_snapshot_pack *pk, uint32_t *crcs,
 
 	for (i = 0; i < pk->nr; i++)
 		sorted[i] = &pk->objs[i];
-	qsort(sorted, pk->nr, sizeof(*sorted), cmp_oid);
+	XG_QSORT(sorted, pk->nr, cmp_oid);
 	out_add(w, "\377tOc\0\0\0\2", 8);
 	for (i = 0; i < pk->nr; i++)
 		fan[sorted[i]->oid[0]]++;

@@ -237,7 +237,7 @@ static char **sorted_names(const char *dir)
 		closedir(d);
 	XG_ALLOC_GROW(names, n + 1, alloc);
 	names[n] = NULL;
-	qsort(names, n, sizeof(*names), cmp_str);
+	XG_QSORT(names, n, cmp_str);
 	return names;
 }
 

@@ -112,7 +112,7 @@ void xg_snapshot_scan_init(struct xg_snapshot_scan *sc, const struct xg_snapshot
 		XG_ALLOC_GROW(d->files, d->nfiles + 1, d->afiles);
 		d->files[d->nfiles++] = i;
 	}
-	qsort(sc->dirs, sc->ndirs, sizeof(*sc->dirs), cmp_dir);
+	XG_QSORT(sc->dirs, sc->ndirs, cmp_dir);
 }
 
 void xg_snapshot_scan_release(struct xg_snapshot_scan *sc)
@@ -289,7 +289,7 @@ static DIR *list_dir(struct xg_snapshot_scan *sc, struct xg_snapshot_scan_dir *d
 	for (i = 0; i < nls; i++)
 		ls[i].name = names->buf + (uintptr_t)ls[i].name;
 	if (nls)
-		qsort(ls, nls, sizeof(*ls), xg_snapshot_scan_name_cmp);
+		XG_QSORT(ls, nls, xg_snapshot_scan_name_cmp);
 	*out = ls;
 	*nout = nls;
 	return dp;

@@ -141,7 +141,7 @@ static int add_env(struct xg_snapshot_sha1 *c)
 			XG_ALLOC_GROW(v, n + 1, a);
 			v[n++] = *e;
 		}
-	qsort(v, n, sizeof(*v), cmp_str);
+	XG_QSORT(v, n, cmp_str);
 	for (i = 0; i < n; i++)
 		xg_snapshot_sha1_update(c, v[i], strlen(v[i]) + 1);
 	free(v);
