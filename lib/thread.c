@@ -7,8 +7,9 @@
  * run at once.  Not for a thread made again and again (a conversation's
  * sync): there glibc's cache is the cheaper, as an unmapping stops every
  * CPU the process runs on.  A stack mapped here goes back to
- * the system at the join.  It is as large as glibc's default (8 MiB,
- * reserved, not committed), with a guard page below it as glibc's has.
+ * the system at the join.  It is 8 MiB, glibc's default where RLIMIT_STACK
+ * is the usual 8 MiB (reserved, not committed), with a guard page below it
+ * as glibc's has.
  */
 #include "xg.h"
 #include "thread.h"
@@ -54,8 +55,9 @@ int xg_thread_start(struct xg_thread *t, void *(*fn)(void *), void *arg)
 
 void xg_thread_join(struct xg_thread *t)
 {
-	pthread_join(t->id, NULL);
-	unmap(t);
+	/* A join that failed leaves a stack that may still be in use. */
+	if (pthread_join(t->id, NULL) == 0)
+		unmap(t);
 }
 
 int xg_thread_clockjoin(struct xg_thread *t, const struct timespec *abstime)

@@ -1161,29 +1161,3 @@ xg-run: cannot make the run's directory"
 	[ ! -s "$FAKE_LOG" ]
 	[ -f "$XG_HOME/state" ] && [ ! -s "$XG_HOME/state" ]
 }
-
-@test "a thread that is done gives its stack back: no more stacks than live threads" {
-	# The second reply streams slowly; by then libcurl's loading, the
-	# rest of the input and the first append's sync are over and joined.
-	serve openai-chat <<-'EOF'
-	{"tool_calls": [{"id": "s1", "name": "bash", "args": {"command": "true"}}]}
-	{"text": "a reply that takes its time to come", "chunk": 2, "delay_ms": 150}
-	EOF
-	rm -f out.ndjson
-	bg_start xg-run --model fake/m "stacks"
-	wait_until '[ "$(grep -c . "$FAKE_LOG" 2>/dev/null)" -ge 2 ]' "no second request came"
-	sleep 0.5
-	# A thread's stack: a writable 8 MiB mapping of its own, after its
-	# guard page.  The main thread's is [stack]; one more may belong to a
-	# sync that is over but not joined until the next append.
-	stacks=0
-	while read -r range perm _ _ _ name; do
-		[ "$perm" = rw-p ] && [ -z "$name" ] &&
-			[ $((16#${range#*-} - 16#${range%-*})) = 8388608 ] && stacks=$((stacks + 1))
-	done <"/proc/$pid/maps"
-	threads=$(ls "/proc/$pid/task" | wc -l)
-	kill -KILL "$pid"
-	wait "$pid" || true
-	[ "$stacks" -ge 1 ]
-	[ "$stacks" -le "$threads" ] || fail "$stacks thread stacks for $threads live threads"
-}

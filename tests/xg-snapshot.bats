@@ -602,6 +602,7 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)')
 	sleep 0.1
 	snap
 	forge_known lf.txt "$forged"
+	grep -q "^$forged .* 0 lf.txt\$" .git/xg-untracked
 	printf '*.txt filter=up\n' > .gitattributes
 	snap
 	assert_equal "$(git show "$(field .commit):lf.txt")" LF
@@ -700,10 +701,12 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)')
 	snap
 	forge_known src/one.c "$forged"
 	forge_known src/two.c "$forged"
-	printf 'one.c text eol=lf\n' > src/.gitattributes
+	# two.c, without a CR, is its own blob under the same rule.
+	printf '*.c text eol=lf\n' > src/.gitattributes
 	snap
 	assert_equal "$(git show "$(field .commit):src/one.c")" 'ONE, EDITED'
 	assert_equal "$(git show "$(field .commit):src/two.c")" forged
+	grep -q "^$forged .* 0 src/two.c\$" .git/xg-untracked
 	# Put back as the index has it, it is no change at all.
 	git checkout -- src/one.c src/two.c
 	rm src/.gitattributes

@@ -137,8 +137,7 @@ jv xg_account_list(void)
 	}
 	if (d)
 		closedir(d);
-	if (n)
-		XG_QSORT(names, n, cmp_str);
+	XG_QSORT(names, n, cmp_str);
 	for (i = 0; i < n; i++) {
 		out = jv_array_append(out, jv_string(names[i]));
 		free(names[i]);

@@ -395,7 +395,8 @@ int xg_catalog_configured_peek(const struct xg_catalog *cat, const char *provide
 	return jv_get_kind(xg_json_get_peek(cat->configured, provider)) == JV_KIND_TRUE;
 }
 
-void xg_catalog_release(struct xg_catalog *cat)
+/* Each value the catalog holds, freed. */
+static void free_values(struct xg_catalog *cat)
 {
 	jv_free(cat->models);
 	jv_free(cat->providers);
@@ -403,6 +404,11 @@ void xg_catalog_release(struct xg_catalog *cat)
 	jv_free(cat->problems);
 	jv_free(cat->configured);
 	jv_free(cat->preferred);
+}
+
+void xg_catalog_release(struct xg_catalog *cat)
+{
+	free_values(cat);
 	free(cat->share_path);
 	free(cat->user_path);
 	memset(cat, 0, sizeof(*cat));
@@ -418,12 +424,7 @@ void xg_catalog_narrow(struct xg_catalog *cat, const char *id)
 		one = xg_json_set(one, id, m);
 	else
 		jv_free(m);
-	jv_free(cat->models);
-	jv_free(cat->providers);
-	jv_free(cat->bad);
-	jv_free(cat->problems);
-	jv_free(cat->configured);
-	jv_free(cat->preferred);
+	free_values(cat);
 	cat->models = one;
 	cat->providers = jv_object();
 	cat->bad = jv_object();

@@ -66,8 +66,7 @@ static struct conv *all_conversations(size_t *n)
 	if (d)
 		closedir(d);
 	free(dir);
-	if (*n)
-		XG_QSORT(v, *n, newer_first);
+	XG_QSORT(v, *n, newer_first);
 	return v;
 }
 

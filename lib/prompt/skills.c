@@ -390,8 +390,7 @@ static void read_folder(const char *dir, int person, const char *workspace, stru
 		names[nr++] = xg_strdup(de->d_name);
 	}
 	closedir(d);
-	if (nr)
-		XG_QSORT(names, nr, by_string);
+	XG_QSORT(names, nr, by_string);
 	for (i = 0; i < nr; i++) {
 		char *sub = xg_path_join(dir, names[i]);
 		struct xg_prompt_skill s, *had;

@@ -641,7 +641,7 @@ int xg_run_prepare(struct run *r, FILE *fp)
 	/* From here the catalog gives only the model's limits and prices. */
 	xg_catalog_narrow(&r->choices.cat, xg_json_string_peek(r->model, "id"));
 	r->stable = stable_bytes_peek(r->pack);
-	/* What the sections were is the pack record's; the run needs no more. */
+	/* The list of sections served the stable prefix; nothing else reads it. */
 	r->pack = jv_object_delete(r->pack, jv_string("sections"));
 	child_prompt(r);
 	/* The model, the workspace and the request are known, and the first

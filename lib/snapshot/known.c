@@ -366,17 +366,18 @@ static int converts(struct xg_snapshot_state *s, const char *path)
 	return s->autocrlf && !off[1] && !off[3];
 }
 
-/* The known blob of a file whose stat data is st, or NULL; eol_only: its
- * rules convert line endings, so one that held a CR is not. */
-static const unsigned char *known_oid(struct xg_snapshot_state *s, const char *path,
-				      const struct stat *st, int eol_only)
+/* What is known of a file whose stat data is st (its blob), or NULL;
+ * eol_only: its rules convert line endings, so one that held a CR is not. */
+static const struct xg_snapshot_known_file *known(struct xg_snapshot_state *s,
+						   const char *path, const struct stat *st,
+						   int eol_only)
 {
 	const struct xg_snapshot_known_file *f = lookup(&s->known, path);
 
 	if (!f || (eol_only && f->cr) || !same_stat(f, st) || !settled(&s->known, f) ||
 	    !xg_snapshot_has(s, f->oid))
 		return NULL;
-	return f->oid;
+	return f;
 }
 
 /* The tracked files to hash, each with its stat data, and whether no
@@ -401,7 +402,7 @@ static size_t list_tracked(struct xg_snapshot_state *s)
 void xg_snapshot_known_apply(struct xg_snapshot_state *s)
 {
 	struct xg_snapshot_known *k = &s->known;
-	const unsigned char *oid;
+	const struct xg_snapshot_known_file *f;
 	size_t i;
 	int c;
 
@@ -418,10 +419,10 @@ void xg_snapshot_known_apply(struct xg_snapshot_state *s)
 		u->eol_only = c == 2;
 		if (!(u->plain = !c) && !u->eol_only)
 			continue;
-		if (!(oid = known_oid(s, u->path, &u->st, u->eol_only)))
+		if (!(f = known(s, u->path, &u->st, u->eol_only)))
 			continue;
-		memcpy(u->oid, oid, 20);
-		u->cr = lookup(k, u->path)->cr;
+		memcpy(u->oid, f->oid, 20);
+		u->cr = f->cr;
 		u->known = 1;
 		k->used++;
 	}
@@ -437,10 +438,10 @@ void xg_snapshot_known_apply(struct xg_snapshot_state *s)
 			continue;
 		if (fstatat(s->rootfd, path, &t->st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    (!S_ISREG(t->st.st_mode) && !S_ISLNK(t->st.st_mode)) ||
-		    !(oid = known_oid(s, path, &t->st, t->eol_only)))
+		    !(f = known(s, path, &t->st, t->eol_only)))
 			continue;
-		memcpy(s->oids + 20 * t->i, oid, 20);
-		t->cr = lookup(k, path)->cr;
+		memcpy(s->oids + 20 * t->i, f->oid, 20);
+		t->cr = f->cr;
 		t->known = 1;
 		k->used++;
 	}

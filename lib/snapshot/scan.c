@@ -288,8 +288,7 @@ static DIR *list_dir(struct xg_snapshot_scan *sc, struct xg_snapshot_scan_dir *d
 	}
 	for (i = 0; i < nls; i++)
 		ls[i].name = names->buf + (uintptr_t)ls[i].name;
-	if (nls)
-		XG_QSORT(ls, nls, xg_snapshot_scan_name_cmp);
+	XG_QSORT(ls, nls, xg_snapshot_scan_name_cmp);
 	*out = ls;
 	*nout = nls;
 	return dp;

@@ -84,8 +84,7 @@ static struct fent *merge_entries(struct xg_snapshot_state *s, size_t *nr)
 	struct fent *f = xg_malloc((s->ix.nr + s->nu + 1) * sizeof(*f));
 	size_t i = 0, k = 0, n = 0;
 
-	if (s->nu)
-		XG_QSORT(s->u, s->nu, cmp_ufile);
+	XG_QSORT(s->u, s->nu, cmp_ufile);
 	while (i < s->ix.nr || k < s->nu) {
 		const struct xg_snapshot_entry *e = i < s->ix.nr ? &s->ix.entries[i] : NULL;
 		unsigned char st = e ? s->sc.state[i] : 0;

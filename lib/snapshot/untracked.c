@@ -219,8 +219,7 @@ static void walk_untracked_dir(struct xg_snapshot_state *s, struct xg_snapshot_s
 		ls[nls++].type = t;
 	}
 	closedir(dp);
-	if (nls)
-		XG_QSORT(ls, nls, xg_snapshot_scan_name_cmp);
+	XG_QSORT(ls, nls, xg_snapshot_scan_name_cmp);
 	for (i = 0; i < nls; i++) {
 		consider(s, d, ls[i].name, ls[i].type);
 		free(ls[i].name);

@@ -589,7 +589,7 @@ jv xg_tool_edit_peek(const struct xg_tool_ctx *ctx, jv args)
 	for (i = 0; i < n; i++)
 		xg_buf_addf(&where, "%sedits[%d] at line %zu", i ? ", " : "", i,
 			    line_of(text, e[i].at));
-	XG_QSORT(e, (size_t)n, by_position);
+	XG_QSORT(e, n, by_position);
 	xg_buf_add(&out, file.buf, base);
 	for (pos = 0, i = 0; i < n; i++) {
 		xg_buf_add(&out, text + pos, e[i].at - pos);

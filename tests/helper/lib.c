@@ -5,6 +5,7 @@
 #include "xg.h"
 #include "xg-test.h"
 #include "conversation.h"
+#include "thread.h"
 #include "choices/choices.h"
 
 static const char *const usage[] = {
@@ -26,6 +27,7 @@ static const char *const usage[] = {
 	"xg-test-lib filter type|-",
 	"xg-test-lib verb [verb [operand ...]]",
 	"xg-test-lib redact secret... <in",
+	"xg-test-lib threads n",
 	NULL
 };
 
@@ -193,6 +195,53 @@ static int do_conv(const char *verb, char **args, int nargs)
 	return rc;
 }
 
+/* A thread that writes two pages of its stack and says where. */
+static void *touch_stack(void *arg)
+{
+	volatile char pages[8192];
+
+	pages[0] = pages[sizeof(pages) - 1] = 1;
+	*(uintptr_t *)arg = (uintptr_t)&pages[0];
+	return NULL;
+}
+
+/* Whether addr lies in a mapping of this process. */
+static int mapped(uintptr_t addr)
+{
+	FILE *fp = fopen("/proc/self/maps", "r");
+	unsigned long lo, hi;
+	char line[512];
+	int in = 0;
+
+	if (!fp)
+		xg_die_errno(XG_EX_IOERR, "cannot open /proc/self/maps");
+	while (!in && fgets(line, sizeof(line), fp))
+		in = sscanf(line, "%lx-%lx", &lo, &hi) == 2 && addr >= lo && addr < hi;
+	fclose(fp);
+	return in;
+}
+
+/* n threads started with xg_thread_start and joined: how many of their
+ * stacks are still mapped after. */
+static int do_threads(int n)
+{
+	struct xg_thread t[16];
+	uintptr_t at[16];
+	int i, left = 0;
+
+	if (n < 1 || n > 16)
+		xg_die(XG_EX_USAGE, "threads: n is 1 to 16");
+	for (i = 0; i < n; i++)
+		if (xg_thread_start(&t[i], touch_stack, &at[i]) < 0)
+			xg_die_errno(XG_EX_SOFTWARE, "cannot start a thread");
+	for (i = 0; i < n; i++)
+		xg_thread_join(&t[i]);
+	for (i = 0; i < n; i++)
+		left += mapped(at[i]);
+	printf("%d threads, %d stacks left\n", n, left);
+	return 0;
+}
+
 static struct xg_buf read_stdin(void)
 {
 	struct xg_buf b = XG_BUF_INIT(0);
@@ -289,6 +338,8 @@ int cmd__lib(int argc, char **argv)
 		char *cid = xg_conv_new_id();
 		printf("%s\n", cid);
 		free(cid);
+	} else if (!strcmp(verb, "threads") && o.nargs == 2) {
+		rc = do_threads(atoi(o.args[1]));
 	} else if (!strcmp(verb, "redact") && o.nargs >= 2) {
 		struct xg_buf b = XG_BUF_INIT(0);
 		int i;

@@ -40,6 +40,7 @@ procs() {
 		st=${st##*) }
 		[ "${st%% *}" = Z ] && continue
 		{ mapfile -d '' args <"$d/cmdline"; } 2>/dev/null || continue
+		args=("${args[@]//$'\n'/ }")
 		printf '%s %s\n' "${d#/proc/}" "${args[*]}"
 	done
 }
