@@ -215,6 +215,7 @@ static int encode_peek(struct xg_provider *p, jv req, jv *out, char *err, size_t
 			enc->begin(&e);
 		if (e.system && *e.system)
 			enc->system(&e);
+		p->dumped.lead = xg_json_length_peek(e.list);
 	}
 	before = jv_copy(e.body);
 	for (i = k; i < n; i++) {
@@ -260,25 +261,13 @@ void xg_provider_dumped_free(struct xg_provider *p)
 	p->dumped.alloc = 0;
 }
 
-/* Whether the list's first item is the system prompt (Chat's system
- * message): written from its value each time, as the other kinds write
- * theirs, since its bytes would hold the whole prompt a second time for
- * as long as the run lasts. */
-static int system_first_peek(jv list, int n)
-{
-	jv first = n > 0 ? jv_array_get(jv_copy(list), 0) : jv_invalid();
-	const char *role = jv_is_valid(first) ? xg_json_string_peek(first, "role") : NULL;
-	int yes = role && !strcmp(role, "system");
-
-	jv_free(first);
-	return yes;
-}
-
 /* The list (borrowed) into out, the items the last list began with as
- * their bytes then, and what it wrote kept for the next. */
+ * their bytes then, and what it wrote kept for the next; its lead items
+ * are written from their values. */
 static int dump_list(struct xg_provider *p, struct xg_buf *out, jv list)
 {
-	int i, k = 0, n = xg_json_length_peek(list), rc, sys = system_first_peek(list, n);
+	int i, k = 0, n = xg_json_length_peek(list), rc;
+	int lead = p->dumped.lead < n ? p->dumped.lead : n;
 	size_t at;
 
 	while (k < p->dumped.n && k < n &&
@@ -294,8 +283,8 @@ static int dump_list(struct xg_provider *p, struct xg_buf *out, jv list)
 	}
 	for (i = k; i < n; i++) {
 		at = p->dumped.bytes.len;
-		if (i == 0 && sys) {	/* no bytes kept: see system_first_peek */
-			p->dumped.ends[0] = 0;
+		if (i < lead) {	/* no bytes kept of them (provider.h) */
+			p->dumped.ends[i] = 0;
 			continue;
 		}
 		if ((i && xg_buf_addch(&p->dumped.bytes, ',') < 0) ||
@@ -310,8 +299,9 @@ static int dump_list(struct xg_provider *p, struct xg_buf *out, jv list)
 		p->dumped.n = n;
 	}
 	rc = xg_buf_addch(out, '[');
-	if (!rc && sys)
-		rc = xg_json_dump(out, jv_array_get(jv_copy(list), 0));
+	for (i = 0; !rc && i < lead; i++)
+		if (!(rc = i ? xg_buf_addch(out, ',') : 0))
+			rc = xg_json_dump(out, jv_array_get(jv_copy(list), i));
 	if (!rc)
 		rc = xg_buf_add(out, p->dumped.bytes.buf, p->dumped.bytes.len);
 	return rc ? rc : xg_buf_addch(out, ']');

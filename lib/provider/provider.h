@@ -384,12 +384,16 @@ struct xg_provider {
 		int n;
 	} walked;
 	/* The last body's list as written: its items, and their bytes, item
-	 * i ending at ends[i] (encode.c). */
+	 * i ending at ends[i] (encode.c).  Its first lead items are the
+	 * kind's own, before the messages (Chat's system message): no bytes
+	 * are kept of them, which would hold the whole system prompt a second
+	 * time for as long as the run lasts; they are written from their
+	 * values each time, as the other kinds write their system prompt. */
 	struct {
 		jv items;
 		struct xg_buf bytes;
 		size_t *ends;
-		int n, alloc;
+		int n, alloc, lead;
 	} dumped;
 	/* Figures from the last attempt, for tests and benchmarks. */
 	int64_t last_encode_us;

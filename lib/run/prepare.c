@@ -7,10 +7,11 @@
  * the names of the credential variables no tool may see.
  *
  * Two threads shorten the wait: libcurl's global set-up starts first, and
- * a --gate filter compiles while the model and pack are settled.  Both are
- * joined before the run ends (xg_run_prepare_join); the gate's is joined
- * before the first request too, as a filter that does not compile fails
- * the run before anything is sent or appended.
+ * a --gate filter compiles while the model and pack are settled.  The
+ * gate's is joined before the first request, as a filter that does not
+ * compile fails the run before anything is sent or appended; libcurl's
+ * once that request is out (input_on_sent), or when the run ends
+ * (xg_run_prepare_join).
  */
 #include "xg.h"
 #include "curl.h"
@@ -579,16 +580,20 @@ static long long stable_bytes_peek(jv pack)
 	return (long long)(p - (const unsigned char *)sys);
 }
 
-static void input_on_sent(void *arg)
+/* Joins libcurl's loading, if it is not joined yet. */
+static void join_warm(struct run *r)
 {
-	struct run *r = arg;
-
-	/* The request went through libcurl: its loading is over, and the
-	 * thread's stack can go. */
 	if (r->warm_running)
 		xg_thread_join(&r->warm_thread);
 	r->warm_running = 0;
-	xg_run_start_input(r);
+}
+
+static void input_on_sent(void *arg)
+{
+	/* The request went through libcurl: its loading is over, and the
+	 * thread's stack can go. */
+	join_warm(arg);
+	xg_run_start_input(arg);
 }
 
 /*
@@ -655,7 +660,5 @@ void xg_run_prepare_join(struct run *r)
 	if (r->gate_running)
 		xg_thread_join(&r->gate_thread);
 	r->gate_running = 0;
-	if (r->warm_running)
-		xg_thread_join(&r->warm_thread);
-	r->warm_running = 0;
+	join_warm(r);
 }

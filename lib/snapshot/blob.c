@@ -110,7 +110,6 @@ static int read_blob(struct xg_snapshot_state *s, const char *path, int eol_only
 	int rc;
 
 	*cr = 0;
-
 	if (fstatat(s->rootfd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
 	if (stp)

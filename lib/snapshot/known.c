@@ -461,17 +461,23 @@ static void add_line(struct xg_buf *b, const unsigned char oid[20], const struct
 		    (unsigned)st->st_uid, (unsigned)st->st_gid, cr, path);
 }
 
-/* Whether the file is kept: read or known, its blob its own bytes (no
- * attribute converting it, or only line endings and it has no CR). */
+/* Whether a file's blob is its own bytes: no attribute converts it, or
+ * only its line endings and it held no CR. */
+static int own_bytes(int plain, int eol_only, int cr)
+{
+	return plain || (eol_only && !cr);
+}
+
+/* Whether the file is kept: read or known, its blob its own bytes. */
 static int keep_u(const struct xg_snapshot_ufile *u)
 {
-	return (u->type == DT_REG || u->type == DT_LNK) && (u->plain || (u->eol_only && !u->cr)) &&
+	return (u->type == DT_REG || u->type == DT_LNK) && own_bytes(u->plain, u->eol_only, u->cr) &&
 	       !strpbrk(u->path, "\n\\");
 }
 
 static int keep_t(const struct xg_snapshot_state *s, const struct xg_snapshot_tfile *t)
 {
-	return t->hashed && (t->plain || (t->eol_only && !t->cr)) &&
+	return t->hashed && own_bytes(t->plain, t->eol_only, t->cr) &&
 	       !strpbrk(s->ix.entries[t->i].path, "\n\\");
 }
 
