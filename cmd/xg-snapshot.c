@@ -39,10 +39,9 @@ int main(int argc, char **argv)
 	struct xg_rec_writer w;
 	struct xg_opts o;
 	const char *arg;
-	int id, strict = 0, replay, rc, cue;
+	int id, strict = 0, replay, rc;
 
 	xg_prog_init("xg-snapshot");
-	cue = xg_env_fd("XG_SNAPSHOT_WAIT_FD");
 	xg_snapshot_opts_init(&so);
 	xg_opt_init(&o, &cmd, argc, argv);
 	while ((id = xg_opt_next(&o, &arg)) != -1) {
@@ -91,7 +90,7 @@ int main(int argc, char **argv)
 	}
 	xg_rec_writer_init(&w, stdout);
 	rc = replay ? xg_snapshot_stage_replay(in, &w, &ro)
-		    : xg_snapshot_stage_take(in, &w, &so, strict, cue);
+		    : xg_snapshot_stage_take(in, &w, &so, strict);
 	if (in)
 		xg_rec_reader_release(in);
 	xg_rec_writer_release(&w);

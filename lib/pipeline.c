@@ -114,13 +114,10 @@ void xg_pipeline_release(struct xg_pipeline *p)
 	xg_pipeline_init(p);
 }
 
-void xg_pipeline_cue(struct xg_pipeline *p, size_t from, const char *from_var,
-		     size_t to, const char *to_var)
+void xg_pipeline_cue(struct xg_pipeline *p, size_t stage, const char *var)
 {
-	p->cue.from = from;
-	p->cue.to = to;
-	p->cue.from_var = from_var;
-	p->cue.to_var = to_var;
+	p->cue.stage = stage;
+	p->cue.var = var;
 }
 
 void xg_pipeline_add(struct xg_pipeline *p, const char *path, const char *const *argv)
@@ -310,25 +307,18 @@ int xg_pipeline_start(struct xg_pipeline *p, const char *input, size_t len, int 
 			goto out;
 		}
 	}
-	if (p->cue.from_var && pipe2(cue, O_CLOEXEC) < 0) {
+	if (p->cue.var && capture && pipe2(cue, O_CLOEXEC) < 0) {
 		rc = xg_error_errno("cannot make a pipe");
 		goto out;
 	}
-	/* The caller may watch the cue too (xg's phase row); without it,
-	 * the run goes on as ever. */
-	if (p->cue.from_var && capture)
-		p->cue_fd = fcntl(cue[0], F_DUPFD_CLOEXEC, 0);
 	for (k = 0; k < p->n; k++) {
-		int out, end = -1;
+		int out, cued;
 
 		i = k ? k - 1 : p->n - 1;
 		out = i + 1 < npipes ? pipes[i + 1][1] : out_fd;
-		if (p->cue.from_var)
-			end = i == p->cue.from ? 1 : i == p->cue.to ? 0 : -1;
-
+		cued = cue[1] >= 0 && i == p->cue.stage;
 		p->stages[i].pid = start_stage(&p->stages[i], pipes[i][0], out, &old,
-					       end < 0 ? -1 : cue[end],
-					       end == 1 ? p->cue.from_var : p->cue.to_var);
+					       cued ? cue[1] : -1, p->cue.var);
 		if (p->stages[i].pid < 0) {
 			p->stages[i].pid = 0;
 			rc = xg_error_errno("cannot start '%s'", p->stages[i].argv[0]);
@@ -341,14 +331,16 @@ int xg_pipeline_start(struct xg_pipeline *p, const char *input, size_t len, int 
 			close(pipes[i + 1][1]);
 			pipes[i + 1][1] = -1;
 		}
-		if (end >= 0) {
-			close(cue[end]);
-			cue[end] = -1;
+		if (cued) {
+			close(cue[1]);
+			cue[1] = -1;
 		}
 	}
 	if (capture) {
 		p->out_fd = pipes[p->n][0];
 		pipes[p->n][0] = -1;
+		p->cue_fd = cue[0];
+		cue[0] = -1;
 	}
 out:
 	for (i = 0; i < npipes; i++) {

@@ -39,10 +39,10 @@ struct xg_pipeline_stage {
 	int reaped;
 };
 
-/* A pipe from one stage to another (xg_pipeline_cue). */
+/* A pipe from a stage to the caller (xg_pipeline_cue). */
 struct xg_pipeline_cue {
-	size_t from, to;
-	const char *from_var, *to_var;
+	size_t stage;
+	const char *var;
 };
 
 struct xg_pipeline {
@@ -51,10 +51,10 @@ struct xg_pipeline {
 	pid_t feeder;		/* the child writing the input, 0 when none */
 	int out_fd;		/* the read end of the last stage's output when
 				 * start was given XG_PIPELINE_CAPTURE, else -1 */
-	struct xg_pipeline_cue cue;	/* from_var NULL: none */
-	int cue_fd;		/* with XG_PIPELINE_CAPTURE and a cue: a read end
-				 * of the cue for the caller, which sees its end
-				 * when the cue's first stage closes it; else -1 */
+	struct xg_pipeline_cue cue;	/* var NULL: none */
+	int cue_fd;		/* with XG_PIPELINE_CAPTURE and a cue: its read
+				 * end, which sees the end of the pipe once the
+				 * stage closes its end or ends; else -1 */
 };
 
 /* Passed as start's out_fd: the last stage writes to a pipe whose read end
@@ -68,15 +68,14 @@ void xg_pipeline_release(struct xg_pipeline *p);
 void xg_pipeline_add(struct xg_pipeline *p, const char *path, const char *const *argv);
 
 /*
- * A cue from stage from to stage to (indexes in the order added): a pipe
- * whose write end the first is given and whose read end the second is,
- * each as the descriptor that the environment variable from_var, or
- * to_var, holds in that stage's environment alone (the names are kept, not
- * copied).  The second sees the pipe's end once the first closes its end,
- * or ends.  A pipeline has one cue at most; it is not in the shell form.
+ * A cue from stage (its index in the order added) to the caller: a pipe
+ * whose write end the stage is given, as the descriptor that the
+ * environment variable var holds in its environment alone (the name is
+ * kept, not copied), and whose read end the caller gets as cue_fd when
+ * start is given XG_PIPELINE_CAPTURE.  A pipeline has one cue at most; it
+ * is not in the shell form.
  */
-void xg_pipeline_cue(struct xg_pipeline *p, size_t from, const char *from_var,
-		     size_t to, const char *to_var);
+void xg_pipeline_cue(struct xg_pipeline *p, size_t stage, const char *var);
 
 /*
  * Starts every stage, feeding input[0..len) to the first.  The last stage's

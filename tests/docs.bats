@@ -147,13 +147,13 @@ asked() { fake_log 'for r in log: print(r["path"], r["auth"])'; }
 	assert_equal "$(jq -r .run "$index" | sort -u | wc -l)" 20
 	assert_equal "$(jq -r .status "$index" | sort -u)" completed
 	assert_equal "$(jq -r .request "$index" | sort | paste -sd, -)" "$(seq 1 20 | sed 's/^/task number /' | sort | paste -sd, -)"
-	# The conversations: 20 files, each a header, the request and the reply,
-	# every line whole JSON.
+	# The conversations: 20 files, each a header, the prompt's version pinned
+	# at its first compile, the request and the reply, every line whole JSON.
 	convs=("$XG_HOME"/state/conversations/*.jsonl)
 	assert_equal "${#convs[@]}" 20
 	for c in "${convs[@]}"; do
 		jq -e . "$c" >/dev/null || fail "$c is not whole JSON lines"
-		assert_equal "$(jq -r '.type + ":" + (.role // "")' "$c" | paste -sd, -)" "conversation:,message:user,message:assistant"
+		assert_equal "$(jq -r '.type + ":" + (.role // "")' "$c" | paste -sd, -)" "conversation:,variant_change:,message:user,message:assistant"
 	done
 	run xg-log -n 0
 	assert_equal "${#lines[@]}" 20

@@ -133,14 +133,11 @@ has_row() {
 
 @test "before the first request is out the row names the start, not the model" {
 	serve <<<'{"text": "chosen, then done"}'
-	# xg finds its stages beside itself: a tree whose xg-choices is slow.
+	# xg finds xg-run beside itself: a tree whose xg-run is slow to start.
 	mkdir tree
 	cp "$XG_SRCDIR/bin/xg" tree/
-	for p in xg-snapshot xg-prompt-compile xg-run; do
-		ln -s "$XG_SRCDIR/bin/$p" "tree/$p"
-	done
-	printf '#!/bin/sh\nsleep 1.6\nexec "%s/bin/xg-choices" "$@"\n' "$XG_SRCDIR" >tree/xg-choices
-	chmod +x tree/xg-choices
+	printf '#!/bin/sh\nsleep 1.6\nexec "%s/bin/xg-run" "$@"\n' "$XG_SRCDIR" >tree/xg-run
+	chmod +x tree/xg-run
 	on_tty tree/xg run --model fake/m "hello"
 	assert_success
 	has_row '[|/\\-] choosing the model and preparing the request 1 s'

@@ -1020,10 +1020,10 @@ assert "Edited mid-run." in sys0[2], sys0[2]'
 	run_split xg run --json --model fake/m --variant "small@$v1" --conversation "$conv" 'second'
 	assert_success
 	assert_equal "$(started)" "small@$v1"
-	# xg-run started the conversation, after its first pack was compiled:
-	# this is its first selection.
+	# The first run pinned the version it compiled on: the request moves
+	# the conversation from it.
 	assert_equal "$(printf '%s\n' "$output" | jq -r 'select(.type == "notice") | .text | select(startswith("conversation"))')" \
-		"conversation '$conv' is now on small@$v1, as the request asks; its later runs stay on small@$v1"
+		"conversation '$conv' moves from default@$d to small@$v1, as the request asks; its later runs stay on small@$v1"
 	run_split xg run --json --model fake/m --conversation "$conv" 'third'
 	assert_success
 	assert_equal "$(started)" "small@$v1"
@@ -1034,7 +1034,8 @@ assert "Edited mid-run." in sys0[2], sys0[2]'
 		"conversation '$conv' moves from small@$v1 to default@$d, as the request asks; its later runs stay on default@$d"
 	run jq -c 'select(.type == "variant_change") | [.from, .to, .reason]' "$XG_HOME/state/conversations/$conv.jsonl"
 	assert_output - <<-EOF
-	[null,"small@$v1","requested"]
+	[null,"default@$d","first compile"]
+	["default@$d","small@$v1","requested"]
 	["small@$v1","default@$d","requested"]
 	EOF
 }

@@ -17,7 +17,8 @@ setup() {
 # A tree holding a copy of xg, the real upstream stages and a stub xg-run
 # that keeps its standard input and arguments (in $STUB/stdin and
 # $STUB/args) and acts as $STUB_MODE says: this checks what xg assembles,
-# whatever xg-run does.  xg-snapshot is the real one once it is built, else
+# whatever xg-run does.  xg runs xg-run alone; the upstream stages are for
+# the --dry-run line, which sh runs.  xg-snapshot is the real one once it is built, else
 # a stand-in that passes records through.  The tree comes first in PATH, so
 # the programs sh would run are those xg runs.
 stub_tree() {
@@ -41,27 +42,16 @@ stub_tree() {
 	#!/bin/bash
 	printf '%s\n' "$@" >"$STUB/args"
 	if [ "${STUB_MODE:-}" = cue ]; then
-		# The request in, the xg-snapshot holding the cue's other end is
-		# found among xg's children and what it waits in noted; a file is
-		# made, the cue closed, and the rest read: the snapshot must hold
-		# the file.
+		# What the cue is, and the programs xg has started, are noted
+		# before the cue is closed.
 		cue=$(readlink "/proc/$$/fd/$XG_RUN_SENT_FD")
 		printf '%s %s\n' "$XG_RUN_SENT_FD" "$cue" >"$STUB/cue"
-		read -r request
 		read -r -a kids <"/proc/$PPID/task/$PPID/children"
 		for k in "${kids[@]}"; do
-			d=/proc/$k
-			read -r comm <"$d/comm" 2>/dev/null || continue
-			[ "$comm" = xg-snapshot ] || continue
-			for f in "$d"/fd/*; do
-				[ "$(readlink "$f")" = "$cue" ] || continue
-				read -r wchan <"$d/wchan"
-				echo "$wchan" >"$STUB/waits"
-			done
-		done
-		echo late >late.txt
+			read -r comm <"/proc/$k/comm" && echo "$comm"
+		done >"$STUB/kids"
 		eval "exec $XG_RUN_SENT_FD>&-"
-		{ printf '%s\n' "$request"; cat; } >"$STUB/stdin"
+		cat >"$STUB/stdin"
 		echo '{"type":"run_end","status":"completed"}'
 		exit 0
 	fi
@@ -101,6 +91,11 @@ stub_tree() {
 # run to the next.
 stub_input() {
 	jq -c 'del(.elapsed_ms)' "$STUB/stdin"
+}
+
+# The request record among them.
+stub_request() {
+	jq -c 'select(.type == "request")' "$STUB/stdin"
 }
 
 TRICKY="it's \$HOME and \`date\` \"quoted\" \\n a backslash \\
@@ -269,14 +264,22 @@ a second  line	with a tab; % %s & | > \$(rm -rf /) '\\''"
 	assert_output '{"type":"run_end","status":"completed"}'
 }
 
-@test "the dry-run pipeline run by sh gives xg-run what xg run --json gives it" {
+@test "xg run gives xg-run the request alone, the one the dry-run line's stages pass on" {
 	stub_tree
-	sh -c "$(xg run --dry-run --model llamacpp/gpt-oss-20b "$TRICKY")" >sh.out
-	stub_input >sh.in
+	cmd=$(xg run --dry-run --model llamacpp/gpt-oss-20b "$TRICKY")
+	sh -c "$cmd" >sh.out
+	stub_request >sh.request
+	# The rest of what the stages gave: a model and a pack, which xg-run
+	# alone makes itself.
+	run jq -r .type "$STUB/stdin"
+	assert_line model
+	assert_line pack
+	# printf alone writes the request as xg feeds it.
+	sh -c "${cmd% | xg-snapshot | *}" >printf.out
 	xg run --json --model llamacpp/gpt-oss-20b "$TRICKY" >xg.out
-	stub_input >xg.in
-	grep -q '"type":"pack"' xg.in || fail "no pack reached xg-run: $(cat xg.in)"
-	run diff sh.in xg.in
+	run diff printf.out "$STUB/stdin"
+	assert_success
+	run diff sh.request <(stub_request)
 	assert_success
 	run diff sh.out xg.out
 	assert_success
@@ -284,23 +287,15 @@ a second  line	with a tab; % %s & | > \$(rm -rf /) '\\''"
 	assert_output ""
 }
 
-@test "xg-snapshot reads the tree once xg-run closes the cue xg hands them" {
+@test "xg starts xg-run alone, with the cue its phase row waits for" {
 	stub_tree
-	[ -x "$XG_SRCDIR/bin/xg-snapshot" ] || skip "xg-snapshot is not built"
-	git init -q repo
-	cd repo
-	git -c user.name=a -c user.email=a@b commit -q --allow-empty -m empty
-	# A long wait: the stub's pace, on a loaded machine, must not matter.
-	STUB_MODE=cue XG_SNAPSHOT_WAIT_MS=30000 run xg run --json --model llamacpp/gpt-oss-20b 'look'
+	STUB_MODE=cue run xg run --json 'look'
 	assert_success
 	run cat "$STUB/cue"
 	assert_regex "$output" '^[0-9]+ pipe:\[[0-9]+\]$'
-	run cat "$STUB/waits"
-	assert_output --partial poll
-	commit=$(jq -r 'select(.type == "snapshot") | .commit' "$STUB/stdin")
-	run git ls-tree --name-only "$commit"
-	assert_output late.txt
-	# Not in the shell form: the variables are for the stages xg starts.
+	run cat "$STUB/kids"
+	assert_output xg-run
+	# Not in the shell form: the variable is for the xg-run xg starts.
 	run xg run --dry-run 'look'
 	refute_output --partial XG_
 }
@@ -427,7 +422,7 @@ a second  line	with a tab; % %s & | > \$(rm -rf /) '\\''"
 	assert_output $'--stream\n--gate\ntrue'
 }
 
-@test "the dry-run line has no % and no \$, and sh runs it as xg runs the pipeline" {
+@test "the dry-run line has no % and no \$, and sh gives xg-run what xg does" {
 	stub_tree
 	gate='if .name == "bash" then "no $HOME, 100%" else true end'
 	ask="printf '%s\\n' \"\$1\""
@@ -436,11 +431,10 @@ a second  line	with a tab; % %s & | > \$(rm -rf /) '\\''"
 	[[ "$cmd" != *'$'* ]] || fail "a \$ would be expanded by make: $cmd"
 	assert_regex "$cmd" "^printf '[^']*' \\| xg-snapshot \\| xg-choices start \\| xg-prompt-compile \\| xg-run --gate "
 	sh -c "$cmd" >sh.out
-	stub_input >sh.in
+	stub_request >sh.request
 	cp "$STUB/args" sh.args
 	xg run --json --gate "$gate" --ask "$ask" "$TRICKY" >xg.out
-	stub_input >xg.in
-	run diff sh.in xg.in
+	run diff sh.request <(stub_input)
 	assert_success
 	run diff sh.args "$STUB/args"
 	assert_success

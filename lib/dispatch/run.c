@@ -9,7 +9,14 @@
 #include "exec.h"
 #include "pipeline.h"
 
-/* The stages of a run, in order, with their arguments. */
+/*
+ * The stages of a run, in order, with their arguments: the pipeline
+ * --dry-run prints.  xg runs its last stage alone, xg-run, which takes the
+ * steps before it itself when no record of theirs comes (xg-run(1)): the
+ * same library calls give the same records, and two processes fewer stand
+ * between xg and the first request.  The snapshot is taken once that
+ * request is out, by the xg-snapshot xg-run starts then.
+ */
 static const char *const stages[][3] = {
 	{ "snapshot", NULL },
 	{ "choices", "start", NULL },
@@ -17,7 +24,6 @@ static const char *const stages[][3] = {
 	{ "run", NULL },
 };
 #define NSTAGES (sizeof(stages) / sizeof(*stages))
-#define STAGE_SNAPSHOT 0
 #define STAGE_RUN (NSTAGES - 1)
 
 static jv set_opt(jv req, const char *key, const char *value)
@@ -76,18 +82,19 @@ char *xg_dispatch_input(const struct xg_dispatch_run *o)
 }
 
 /*
- * Adds the stages to p, xg-run with --stream when stream is set and the
- * --gate, --ask and --sandbox of o.  A stage is named by its bare name when a shell
- * would find the same program in PATH, else by its path, so the printed
- * pipeline runs the same programs xg would.
+ * Adds the stages from first on to p, xg-run with --stream when stream is
+ * set and the --gate, --ask and --sandbox of o.  A stage is named by its
+ * bare name when a shell would find the same program in PATH, else by its
+ * path, so the printed pipeline runs the same programs xg would.
  */
-static void add_stages(struct xg_pipeline *p, const struct xg_dispatch_run *o, int stream)
+static void add_stages(struct xg_pipeline *p, const struct xg_dispatch_run *o, int stream,
+		       size_t first)
 {
 	const char *argv[10];
 	char *sandbox = o->sandbox ? xg_asprintf("--sandbox=%s", o->sandbox) : NULL;
 	size_t i;
 
-	for (i = 0; i < NSTAGES; i++) {
+	for (i = first; i < NSTAGES; i++) {
 		char *name = xg_asprintf("xg-%s", stages[i][0]);
 		char *path = xg_exec_find(stages[i][0]);
 		char *in_path = path ? xg_exec_find_in_path(stages[i][0]) : NULL;
@@ -220,17 +227,15 @@ int xg_dispatch_run(const struct xg_dispatch_run *o)
 	if (how.mode == XG_RENDER_TERMINAL && !o->quiet && how.color && isatty(2))
 		how.row = stderr;
 	xg_pipeline_init(&p);
-	add_stages(&p, o, how.mode == XG_RENDER_TERMINAL);
-	/* xg-snapshot reads the tree once xg-run's first request is out, when
-	 * xg-run alone would take its snapshot: until then the CPUs are wanted
-	 * for loading libcurl and sending the request.  Not in the shell form,
-	 * whose snapshot is taken at once, as before. */
-	xg_pipeline_cue(&p, STAGE_RUN, "XG_RUN_SENT_FD", STAGE_SNAPSHOT, "XG_SNAPSHOT_WAIT_FD");
+	add_stages(&p, o, how.mode == XG_RENDER_TERMINAL, o->dry_run ? 0 : STAGE_RUN);
 	if (o->dry_run) {
 		print_shell(&p, input);
 		rc = 0;
 		goto out;
 	}
+	/* xg-run says when its first request is out: the phase row waits
+	 * for that. */
+	xg_pipeline_cue(&p, 0, "XG_RUN_SENT_FD");
 	/* Said once, at the start; the records carry the notice, which the
 	 * terminal and the plain lines show. */
 	if (o->notice && how.mode == XG_RENDER_JSON && !o->quiet)

@@ -90,15 +90,10 @@ int xg_snapshot_not_found(const char *dir, int rc, char *err, size_t errlen);
  * request's cwd unless o->dir is set; without a request it takes one
  * snapshot.  XG_EX_FAIL when strict and a snapshot has no commit,
  * XG_EX_DATAERR for a request whose cwd is not a string (checked before
- * the request goes on).  With a cue (a descriptor, else -1), the first
- * snapshot waits for it to be readable or hung up, at most
- * XG_SNAPSHOT_CUE_MS (or $XG_SNAPSHOT_WAIT_MS, up to
- * XG_SNAPSHOT_CUE_MAX_MS), and closes it.
+ * the request goes on).
  */
-#define XG_SNAPSHOT_CUE_MS 50
-#define XG_SNAPSHOT_CUE_MAX_MS 60000
 int xg_snapshot_stage_take(struct xg_rec_reader *r, struct xg_rec_writer *w,
-			   const struct xg_snapshot_opts *o, int strict, int cue);
+			   const struct xg_snapshot_opts *o, int strict);
 /* 0 with *cwd the request's cwd (NULL when it has none), or XG_EX_DATAERR
  * after saying so, with input (the reader's name) and the line number. */
 int xg_snapshot_stage_cwd(const struct xg_rec *rec, const char *input, const char **cwd);

@@ -12,7 +12,6 @@
  */
 #include "xg.h"
 #include "snapshot/snapshot.h"
-#include <poll.h>
 
 struct take_stage {
 	const struct xg_snapshot_opts *o;
@@ -20,7 +19,6 @@ struct take_stage {
 	const char *input;	/* the reader's name, for messages */
 	int requests;
 	int all_ok;		/* every snapshot so far has a commit */
-	int cue;		/* waited for before the first snapshot; -1: none */
 };
 
 static int write_error(void)
@@ -41,45 +39,6 @@ int xg_snapshot_stage_cwd(const struct xg_rec *rec, const char *input, const cha
 	return 0;
 }
 
-/* The longest wait for the cue: XG_SNAPSHOT_WAIT_MS, else the default. */
-static int cue_ms(void)
-{
-	long n;
-
-	switch (xg_env_number("XG_SNAPSHOT_WAIT_MS", 0, XG_SNAPSHOT_CUE_MAX_MS, &n)) {
-	case 1:
-		return (int)n;
-	case -1:
-		xg_warn("ignoring XG_SNAPSHOT_WAIT_MS=%s: not a number of milliseconds from 0 to %d",
-			getenv("XG_SNAPSHOT_WAIT_MS"), XG_SNAPSHOT_CUE_MAX_MS);
-		break;
-	}
-	return XG_SNAPSHOT_CUE_MS;
-}
-
-/*
- * Waits for the cue, once.  xg gives one to the xg-snapshot of its
- * pipeline, whose other end xg-run closes once its first request is out:
- * the snapshot is first needed when the reply comes, and reading the tree
- * earlier takes CPU time from loading libcurl and sending the request.
- * The wait is short, because the cue may never come while the pipeline is
- * stuck on something else: a stage downstream that reports a bad request
- * only at the end of its input, which this stage holds open.
- */
-static void wait_cue(struct take_stage *st)
-{
-	struct pollfd pfd = { st->cue, POLLIN, 0 };
-	int64_t end, left;
-
-	if (st->cue < 0)
-		return;
-	end = xg_clock_ms() + cue_ms();
-	while ((left = end - xg_clock_ms()) > 0 && poll(&pfd, 1, (int)left) < 0 && errno == EINTR)
-		;
-	close(st->cue);
-	st->cue = -1;
-}
-
 /* Takes one snapshot, of cwd unless the options name a directory, and
  * writes its record. */
 static int snapshot_of(struct take_stage *st, const char *cwd)
@@ -87,7 +46,6 @@ static int snapshot_of(struct take_stage *st, const char *cwd)
 	struct xg_snapshot_opts o = *st->o;
 	jv rec;
 
-	wait_cue(st);
 	if (!o.dir)
 		o.dir = cwd;
 	rec = xg_snapshot_take(&o);
@@ -121,9 +79,9 @@ static int take_record(const struct xg_rec *rec, void *arg)
 }
 
 int xg_snapshot_stage_take(struct xg_rec_reader *r, struct xg_rec_writer *w,
-			   const struct xg_snapshot_opts *o, int strict, int cue)
+			   const struct xg_snapshot_opts *o, int strict)
 {
-	struct take_stage st = { o, w, r ? r->name : NULL, 0, 1, cue };
+	struct take_stage st = { o, w, r ? r->name : NULL, 0, 1 };
 	int rc;
 
 	/* Every record comes to take_record, which passes it on itself:
@@ -131,8 +89,6 @@ int xg_snapshot_stage_take(struct xg_rec_reader *r, struct xg_rec_writer *w,
 	rc = xg_rec_filter(r, NULL, NULL, take_record, &st);
 	if (!rc && !st.requests)
 		rc = snapshot_of(&st, NULL);
-	if (st.cue >= 0)
-		close(st.cue);
 	if (rc)
 		return rc;
 	return strict && !st.all_ok ? XG_EX_FAIL : XG_EX_OK;
