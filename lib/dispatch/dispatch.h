@@ -73,12 +73,13 @@ int xg_dispatch_goal_verb(const struct xg_dispatch_cli *cli, const struct xg_dis
 			  int argc, char **argv);
 
 /*
- * The verbs xg runs itself (run, plan, resume): a request record fed to the
- * pipeline
+ * The verbs xg runs itself (run, plan, resume): a request record fed to what
+ * is, in effect, the pipeline
  *
  *   xg-snapshot | xg-choices start | xg-prompt-compile | xg-run
  *
- * whose stages are found as xg finds any xg-FOO (exec.h).
+ * whose stages are found as xg finds any xg-FOO (exec.h).  xg starts xg-run
+ * alone, which takes the other steps itself; --dry-run prints the four.
  */
 
 /* What "xg run", "xg plan" and "xg resume" were asked for. */
@@ -135,7 +136,7 @@ char *xg_dispatch_with_piped(const char *text, const char *piped, int cut);
 char *xg_dispatch_input(const struct xg_dispatch_run *o);
 
 /*
- * Runs the pipeline for o (or prints it as one sh(1) command, for
+ * Runs xg-run for o (or prints the pipeline as one sh(1) command, for
  * --dry-run) and returns the exit status: xg-run's, or 70 when a stage
  * cannot be found or started, or 74 when the reply file cannot be written.
  * On a terminal without --json the records are rendered for a person

@@ -244,8 +244,8 @@ int xg_dispatch_run(const struct xg_dispatch_run *o)
 	    !in_repository())
 		fputs("note: " NO_REPOSITORY "\n", how.mode == XG_RENDER_TERMINAL ? stdout : stderr);
 	fflush(stdout);
-	/* The stages leave off standard error what their records say
-	 * (prog.h): xg says it, once.  Nothing else xg starts inherits it. */
+	/* xg-run leaves off standard error what its records say (prog.h):
+	 * xg says it, once.  Nothing else xg starts inherits it. */
 	setenv("XG_RENDERED", "1", 1);
 	rc = xg_pipeline_start(&p, input, strlen(input), XG_PIPELINE_CAPTURE);
 	unsetenv("XG_RENDERED");
