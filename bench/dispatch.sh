@@ -1,10 +1,11 @@
 #!/bin/sh
-# What the dispatcher adds to a run: "xg run --json TEXT" against the same
-# pipeline run by sh(1) from "xg run --dry-run", in a 1,000-file git
+# What the dispatcher adds to a run: "xg run --json TEXT", which starts
+# xg-run alone, fed the request, against sh(1) feeding xg-run the same
+# request (the printf of the "xg run --dry-run" line), in a 1,000-file git
 # repository, N times (default 30), with a stand-in xg-run that reads its
-# records and exits (so only the dispatcher and the upstream stages count):
+# records and exits (so only the dispatcher counts):
 #   xg_ms        xg run --json, start to exit
-#   sh_ms        sh -c "$(xg run --dry-run ...)", start to exit
+#   sh_ms        sh -c "printf ... | xg-run", start to exit
 #   dry_run_ms   xg run --dry-run alone
 #   xg_rss_kib   the peak resident set of the largest process of xg run
 # as medians, with the minimum and maximum.
@@ -18,7 +19,8 @@ N=${N:-30}
 bench_tmp
 bench_home
 # A model to choose with no key and no network, as in bench/choices.sh:
-# the stand-in xg-run below never connects to it.
+# the stand-in xg-run below never connects to it.  The upstream stages are
+# there for the --dry-run line.
 unset XG_ACCOUNT OPENAI_API_KEY ANTHROPIC_API_KEY OPENROUTER_API_KEY
 export LLAMACPP_BASE_URL=http://127.0.0.1:8080/v1
 mkdir -p "$tmp/tree" "$tmp/repo"
@@ -40,6 +42,7 @@ export PATH="$tmp/tree:$PATH"
 )
 cd "$tmp/repo"
 cmd=$(xg run --dry-run 'fix the failing test')
+cmd="${cmd% | xg-snapshot | *} | xg-run"
 python3 - "$N" "$cmd" "$driver" <<'PY'
 import json, os, statistics, subprocess, sys, time
 n, cmd, driver = int(sys.argv[1]), sys.argv[2], sys.argv[3]

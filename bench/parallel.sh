@@ -1,9 +1,9 @@
 #!/bin/sh
 # Parallel figures (issue 18): RUNS runs at once (default 100) on one
-# machine, of CMD (default xg-run; CMD="xg run" for the pipeline), each one
-# turn in a small git repository of its own against one loopback fake
-# provider that streams its reply slowly enough (DELAY_MS between events,
-# default 400, about 3 s a reply) for all the runs to
+# machine, of CMD (default xg-run; CMD="xg run" for xg and its xg-run),
+# each one turn in a small git repository of its own against one loopback
+# fake provider that streams its reply slowly enough (DELAY_MS between
+# events, default 400, about 3 s a reply) for all the runs to
 # overlap.  It prints
 #   wall_ms         from the first start to the last exit
 #   pss_kib         the largest sum of proportional set sizes over the xg

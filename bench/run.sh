@@ -1,8 +1,7 @@
 #!/bin/sh
 # Run figures (issue 7): one turn in a 1,000-file git repository with one
 # edited file, against the loopback fake provider, N times (default 15), of
-#   xg run --json TEXT   the pipeline xg-snapshot | xg-choices start |
-#                        xg-prompt-compile | xg-run, as xg composes it
+#   xg run --json TEXT   xg, which starts xg-run alone, fed the request
 #   xg-run TEXT          xg-run alone, which snapshots, resolves the model
 #                        and compiles the pack itself
 # and for each:

@@ -1,10 +1,31 @@
 /*
  * Errors (err.h): "PROG: message" on standard error, the die and warn
- * family, and the exit code an errno stands for.
+ * family, an error kept for the caller instead, and the exit code an
+ * errno stands for.
  */
 #include "xg.h"
 
 const char *xg_progname = "xg";
+
+/* Where this thread's errors go instead of standard error (xg_error_keep). */
+static __thread char *kept;
+static __thread size_t kept_size;
+
+void xg_error_keep(char *buf, size_t size)
+{
+	kept = size ? buf : NULL;
+	kept_size = size;
+	if (kept)
+		*kept = '\0';
+}
+
+static void keep(const char *fmt, va_list ap, int errnum)
+{
+	int n = vsnprintf(kept, kept_size, fmt, ap);
+
+	if (errnum && n >= 0 && (size_t)n < kept_size)
+		snprintf(kept + n, kept_size - (size_t)n, ": %s", strerror(errnum));
+}
 
 static void vreport(const char *fmt, va_list ap, int errnum)
 {
@@ -44,7 +65,7 @@ int xg_error(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vreport(fmt, ap, 0);
+	(kept ? keep : vreport)(fmt, ap, 0);
 	va_end(ap);
 	errno = errnum;
 	return -1;
@@ -56,7 +77,7 @@ int xg_error_errno(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vreport(fmt, ap, errnum);
+	(kept ? keep : vreport)(fmt, ap, errnum);
 	va_end(ap);
 	errno = errnum;
 	return -1;

@@ -38,6 +38,14 @@ __attribute__((format(printf, 1, 2)))
 int xg_error_errno(const char *fmt, ...);
 __attribute__((format(printf, 1, 2)))
 void xg_warn(const char *fmt, ...);
+/*
+ * From now on, the calling thread's xg_error and xg_error_errno write
+ * their message, without the program's name, into buf (size bytes, the
+ * last one kept, "" when none) instead of on standard error, so that a
+ * caller can say it once, with its own failure; NULL or a size of 0 sends
+ * them to standard error again.  Warnings and dying are not kept.
+ */
+void xg_error_keep(char *buf, size_t size);
 
 /* The exit code for a failed call's errno: 77 for a permission refused
  * (EACCES, EPERM, EROFS), 70 for ENOMEM, 75 for a lock that timed out

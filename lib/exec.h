@@ -3,8 +3,9 @@
 /*
  * Finding and running xg-FOO (as git runs git-FOO): the directory of the
  * running program first, so an installed or built tree uses its own
- * programs, then PATH.  "xg FOO" execs what it finds; xg run finds its
- * pipeline's stages, and xg-run the xg-snapshot beside it, the same way.
+ * programs, then PATH.  "xg FOO" execs what it finds; xg run finds xg-run
+ * (and, for --dry-run, the stages before it), and xg-run the xg-snapshot
+ * beside it, the same way.
  */
 #include <stdio.h>
 

@@ -71,9 +71,10 @@ void xg_pipeline_add(struct xg_pipeline *p, const char *path, const char *const 
  * A cue from stage (its index in the order added) to the caller: a pipe
  * whose write end the stage is given, as the descriptor that the
  * environment variable var holds in its environment alone (the name is
- * kept, not copied), and whose read end the caller gets as cue_fd when
- * start is given XG_PIPELINE_CAPTURE.  A pipeline has one cue at most; it
- * is not in the shell form.
+ * kept, not copied), and whose read end the caller gets as cue_fd.  Only
+ * with XG_PIPELINE_CAPTURE: without it there is no cue, and the stage gets
+ * no variable.  A pipeline has one cue at most; it is not in the shell
+ * form.
  */
 void xg_pipeline_cue(struct xg_pipeline *p, size_t stage, const char *var);
 

@@ -26,11 +26,11 @@ int xg_prog_exit(int code);
 int xg_stdin_readable(void);
 
 /*
- * Whether this program's records are being shown to a person: xg, when it
- * renders a run on a terminal, starts the stages with XG_RENDERED=1 (man 7
- * xg).  A stage then leaves off standard error what it also writes in a
- * record (a failure carried by run_end, a notice), so the person reads it
- * once.  xg_prog_init reads the variable and takes it out of the
+ * Whether this program's records are being shown to a person: xg starts
+ * the xg-run or xg-goal whose records it shows with XG_RENDERED=1 (man 7
+ * xg).  That program then leaves off standard error what it also writes
+ * in a record (a failure carried by run_end, a notice), so the person
+ * reads it once.  xg_prog_init reads the variable and takes it out of the
  * environment, so the programs this one starts (a tool's command, a nested
  * run) do not inherit it.
  */

@@ -205,6 +205,10 @@ assert b.index("p1") < b.index("p2") < b.index("p3")'
 	assert_framed
 	[ "$(end_field .status)" = failed ]
 	[ ! -s "$FAKE_LOG" ]
+	# The conversation it would have started was not: nothing to resume.
+	conv=$(end_field .conversation)
+	[ -n "$conv" ] && [ "$conv" != null ]
+	[ ! -e "$XG_HOME/state/conversations/$conv.jsonl" ]
 }
 
 @test "requests are append-only: each is the one before plus new items" {

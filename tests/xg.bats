@@ -474,12 +474,16 @@ $ask"
 	assert_equal "$status" 137
 }
 
-@test "a missing stage is exit 70 naming it, and nothing runs" {
+@test "a missing xg-run, or for --dry-run any stage, is exit 70 naming it, and nothing runs" {
 	mkdir -p lone
 	cp "$XG_SRCDIR/bin/xg" lone/
 	PATH="$PWD/lone:/usr/bin:/bin" run_split lone/xg run --json 'hi'
 	assert_equal "$status" 70
-	assert_regex "$stderr" "^xg: cannot find 'xg-[a-z-]+' beside xg or in PATH"
+	assert_equal "$stderr" "xg: cannot find 'xg-run' beside xg or in PATH"
+	ln -s "$XG_SRCDIR/bin/xg-run" lone/xg-run
+	PATH="$PWD/lone:/usr/bin:/bin" run_split lone/xg run --dry-run 'hi'
+	assert_equal "$status" 70
+	assert_equal "$stderr" "xg: cannot find 'xg-snapshot' beside xg or in PATH"
 }
 
 @test "SIGTERM to xg reaches xg-run, whose last records and status come out" {
@@ -989,9 +993,23 @@ steady() {
 	need_xg_run <<-'EOF'
 	{"text": "Done: nothing to change.", "usage": {"input": 10, "output": 4}, "repeat": 2}
 	EOF
-	sh -c "$(xg run --dry-run --model fake/m "$TRICKY")" >sh.out
-	xg run --json --model fake/m "$TRICKY" >xg.out
-	grep -q '"type":"run_end"' xg.out || fail "no run_end: $(cat xg.out)"
+	# In a repository with a change and a new file, a skill named in the
+	# request (a notice, and its text attached) and a project instruction.
+	out=$PWD
+	git init -q repo
+	cd repo
+	printf 'one\n' >a.txt
+	mkdir -p .agents/skills/tidy
+	printf -- '---\nname: tidy\ndescription: Tidy up.\n---\nSort the imports.\n' >.agents/skills/tidy/SKILL.md
+	git add -A
+	git -c user.name=t -c user.email=t@example.com commit -qm one
+	printf 'two\n' >a.txt
+	printf 'new\n' >b.txt
+	printf 'Keep it short.\n' >AGENTS.md
+	sh -c "$(xg run --dry-run --model fake/m "$TRICKY \$tidy")" >"$out/sh.out"
+	xg run --json --model fake/m "$TRICKY \$tidy" >"$out/xg.out"
+	grep -q '"type":"run_end"' "$out/xg.out" || fail "no run_end: $(cat "$out/xg.out")"
+	cd "$out"
 	steady sh.out >sh.steady
 	steady xg.out >xg.steady
 	run diff sh.steady xg.steady
@@ -1000,6 +1018,21 @@ steady() {
 	assert_output "completed Done: nothing to change."
 	run fake_log 'print(len(log))'
 	assert_output 2
+	run fake_log 'print(log[0]["body"] == log[1]["body"], "Sort the imports." in json.dumps(log[0]["body"]), "Keep it short." in json.dumps(log[0]["body"]))'
+	assert_output "True True True"
+	# The same snapshot, git's own tree of the work tree, and the same
+	# conversation, pinned to the version it ran on.
+	want=$(cd repo && GIT_INDEX_FILE=$out/index sh -c 'git add -A && git write-tree')
+	for f in sh.out xg.out; do
+		commit=$(jq -r 'select(.type == "run_start") | .snapshot' "$f")
+		assert_equal "$(git -C repo rev-parse "$commit^{tree}")" "$want"
+		conv=$(jq -r 'select(.type == "run_start") | .conversation' "$f")
+		jq -c 'del(.id, .created, .at, .run)' "$XG_HOME/state/conversations/$conv.jsonl" >"$f.conv"
+	done
+	run diff sh.out.conv xg.out.conv
+	assert_success
+	run jq -r .type sh.out.conv
+	assert_output $'conversation\nvariant_change\nmessage\nmessage'
 }
 
 @test "with xg-run, a run's exit status and run_end come through xg" {
@@ -1142,6 +1175,21 @@ cc: error: parse.c: No such file
 	assert_failure
 	assert_equal "$stderr" "xg-choices: request on line 1: cannot start on nosuch/model: 'nosuch/model' is not offered by the catalog ('xg-choices models' lists the models it offers)
 xg-run: $reason"
+	# A prompt that does not compile: the cause goes with the failure.
+	reason="cannot compile the prompt: no variant 'nosuch'"
+	run_split xg run --model fake/m --variant nosuch hi
+	assert_equal "$status" 65
+	assert_equal "$stderr" "xg: failed: $reason"
+	run_split xg run --json --model fake/m --variant nosuch hi
+	assert_equal "$stderr" "xg: failed: $reason"
+	assert_equal "$(jq -r 'select(.type == "run_end") | .reason' <<<"$output")" "$reason"
+	run_split xg-run --model fake/m --variant nosuch hi
+	assert_equal "$stderr" "xg-run: $reason"
+	# A catalog problem is a notice, shown once.
+	jq '.providers.fake.models.bad = {"context_window": "big"}' "$XG_HOME/config/models.json" >models.json
+	mv models.json "$XG_HOME/config/models.json"
+	run_split xg run --model fake/m --variant nosuch hi
+	assert_equal "$(grep -c "fake/bad" <<<"$stderr")" 1
 }
 
 @test "with xg-run, the commands a rendered run's tools run do not inherit XG_RENDERED" {

@@ -418,10 +418,12 @@ int xg_choices_start(struct xg_choices *c, const struct xg_choices_want *w, jv r
 
 	*records = jv_array();
 	if (!c->told) {
-		/* The catalog's problems, once: one notice each. */
+		/* The catalog's problems, once: one notice each, and said on
+		 * standard error unless the notice is shown (prog.h). */
 		jv_array_foreach(c->cat.problems, i, t) {
 			(void)i;
-			xg_warn("%s", jv_string_value(t));
+			if (!xg_prog_records_shown())
+				xg_warn("%s", jv_string_value(t));
 			*records = jv_array_append(*records, notice_record(jv_string_value(t)));
 			jv_free(t);
 		}

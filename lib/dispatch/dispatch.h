@@ -137,8 +137,9 @@ char *xg_dispatch_input(const struct xg_dispatch_run *o);
 
 /*
  * Runs xg-run for o (or prints the pipeline as one sh(1) command, for
- * --dry-run) and returns the exit status: xg-run's, or 70 when a stage
- * cannot be found or started, or 74 when the reply file cannot be written.
+ * --dry-run) and returns the exit status: xg-run's, or 70 when xg-run
+ * (for --dry-run, any stage) cannot be found or started, or 74 when the
+ * reply file cannot be written.
  * On a terminal without --json the records are rendered for a person
  * (below); else they go to standard output as xg-run writes them.
  */

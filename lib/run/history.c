@@ -1,12 +1,14 @@
 /*
  * The conversation of a run: its history loaded as provider messages, and
- * each message, tool result and model change appended as it is complete.
+ * each message, tool result and model change appended as it is complete;
+ * a conversation the run starts first gets its prompt's version.
  * A compaction entry (compaction.c writes it) restarts the history from
  * its summary and the messages it kept.
  */
 #include "xg.h"
 #include "run/internal.h"
 #include "conversation.h"
+#include "prompt/prompt.h"
 
 /*
  * Appends entry (consumed) to the conversation; 0 or fails the run.  The
@@ -203,6 +205,31 @@ int xg_run_load_history(struct run *r)
 	jv_free(pending);
 	jv_free(all);
 	return 0;
+}
+
+/*
+ * A conversation this run starts keeps the variant version of its pack
+ * (xg-config(5)): a variant_change, its first entry, as xg-prompt-compile
+ * appends at the first compile for a conversation it is given.  None was
+ * given it here (the run makes the id), so the pin is made here, whether
+ * the pack came or was compiled, and only once the run goes ahead: a run
+ * that fails before its request leaves no conversation.
+ */
+int xg_run_note_version(struct run *r)
+{
+	const char *name = xg_json_string_peek(r->pack, "variant");
+	const char *version = xg_json_string_peek(r->pack, "version");
+	int asked = r->o->variant || xg_json_string_peek(r->request, "variant");
+	char *ref;
+	int rc;
+
+	if (!r->conv_new || !name || !version)
+		return 0;
+	ref = xg_asprintf("%s@%s", name, version);
+	rc = xg_variant_select(r->conv, ref, asked ? "requested" : "first compile", NULL);
+	free(ref);
+	return rc ? xg_run_fail(r, rc, "cannot keep the prompt's version in the conversation '%s'",
+				r->conv) : 0;
 }
 
 /* A model other than the conversation's last is a model change, recorded

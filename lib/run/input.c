@@ -112,7 +112,8 @@ static int request_kind(struct run *r, size_t line, const char *key, jv_kind kin
 }
 
 /* The request's fields of xg-records(5), strings all, with the ones the
- * run itself does not use (the stages before it did) checked too. */
+ * run itself does not use (its choosing of the model and its compiling
+ * read them, or the stages before it did) checked too. */
 static int check_request(struct run *r, size_t line)
 {
 	const char *text, *mode, *conv, *cwd, *unused;
@@ -342,10 +343,9 @@ static void start_thread(struct run *r, struct run_input *in, int want_snapshot)
 }
 
 /*
- * The cue xg hands the xg-run of its pipeline, whose other end its
- * xg-snapshot waits on before reading the tree: closed once the first
- * request is out, or when the run goes to the rest of its input without
- * one, which may hold the snapshot record.
+ * The cue xg hands the xg-run it starts, whose other end its phase row
+ * watches: closed once the first request is out, or when the run goes to
+ * the rest of its input without one, which may hold the snapshot record.
  */
 static void release_cue(struct run *r)
 {

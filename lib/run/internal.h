@@ -453,6 +453,9 @@ int xg_run_remembered(struct run *r);
 int xg_run_load_history(struct run *r);
 /* The message a summary stands as at the head of the history (new). */
 jv xg_run_summary_message(const char *summary);
+/* Pins a conversation the run starts to its pack's version; 0 or fails
+ * the run. */
+int xg_run_note_version(struct run *r);
 /* Records a model other than the conversation's last; 0 or fails the run. */
 int xg_run_note_model_change(struct run *r);
 /* Adds a user message to the request, the conversation and the records;

@@ -297,7 +297,7 @@ static int converse(struct run *r)
 
 	xg_run_turn_init(&t, r);
 	xg_run_slice_begin(r);
-	if (xg_run_load_history(r) || xg_run_note_model_change(r) ||
+	if (xg_run_load_history(r) || xg_run_note_version(r) || xg_run_note_model_change(r) ||
 	    xg_run_compact_fit_request(r) || xg_run_add_request_message(r))
 		goto out;
 	xg_run_steer_open(r);

@@ -233,6 +233,7 @@ static void attach_skills(struct run *r)
 static int compile_pack(struct run *r)
 {
 	struct xg_prompt_request rq = { 0 };
+	char why[512];
 	jv notices, pack;
 	const char *pm = xg_json_string_peek(r->pack, "mode");
 	int rc;
@@ -247,13 +248,18 @@ static int compile_pack(struct run *r)
 	rq.variant = r->o->variant ? r->o->variant : xg_json_string_peek(r->request, "variant");
 	rq.model = xg_json_string_peek(r->model, "id");
 	rq.mode = r->mode;
-	rq.conversation = r->conv;
+	/* Not a conversation the run starts: it is pinned once the run goes
+	 * ahead (xg_run_note_version), as when the pack comes. */
+	rq.conversation = r->conv_new ? NULL : r->conv;
 	rq.cwd = r->cwd;
 	rq.text = person_text(r);
+	/* Why it could not goes with the run's failure, said once. */
+	xg_error_keep(why, sizeof(why));
 	rc = xg_prompt_pack(&rq, &pack, &notices);
+	xg_error_keep(NULL, 0);
 	write_records(r, notices);
 	if (rc)
-		return xg_run_fail(r, rc, "cannot compile the prompt");
+		return xg_run_fail(r, rc, "cannot compile the prompt%s%s", *why ? ": " : "", why);
 	jv_free(r->pack);
 	r->pack = pack;
 	attach_skills(r);

@@ -27,7 +27,7 @@ def start(argv, stdin=subprocess.PIPE):
 def start_cued(argv, var, end):
     """argv started as start does, with one end of a new pipe (end 0: the
     read end, 1: the write end) as its descriptor 9, which the environment
-    variable var names, as xg hands a cue to its stages; returns the
+    variable var names, as xg hands a cue to the xg-run it starts; returns the
     process and the pipe's other end, which only the test holds."""
     r, w = os.pipe()
     mine, theirs = (w, r) if end == 0 else (r, w)
