@@ -16,17 +16,20 @@
  * meanwhile); the next append waits for it, failing as this one would
  * when it failed, and so does the run's end (xg_run_remembered).
  */
-int xg_run_remember(struct run *r, jv entry)
+static int append(struct run *r, jv entry)
 {
-	int rc;
+	int rc = xg_conv_append_async(r->conv, entry, &r->conv_sync);
 
-	entry = xg_json_set(xg_redact_jv(entry), "run", jv_string(r->id));
-	rc = xg_conv_append_async(r->conv, entry, &r->conv_sync);
 	if (rc < 0 && errno == EWOULDBLOCK)
 		return xg_run_fail(r, XG_EX_TEMPFAIL, "the conversation '%s' is locked", r->conv);
 	if (rc < 0)
 		return xg_run_fail(r, XG_EX_IOERR, "cannot append to the conversation '%s'", r->conv);
 	return 0;
+}
+
+int xg_run_remember(struct run *r, jv entry)
+{
+	return append(r, xg_json_set(xg_redact_jv(entry), "run", jv_string(r->id)));
 }
 
 int xg_run_remembered(struct run *r)
@@ -213,23 +216,27 @@ int xg_run_load_history(struct run *r)
  * appends at the first compile for a conversation it is given.  None was
  * given it here (the run makes the id), so the pin is made here, whether
  * the pack came or was compiled, and only once the run goes ahead: a run
- * that fails before its request leaves no conversation.
+ * that fails before its request leaves no conversation.  It is appended as
+ * the messages are, its fsync on the way while the request goes out.
  */
 int xg_run_note_version(struct run *r)
 {
 	const char *name = xg_json_string_peek(r->pack, "variant");
 	const char *version = xg_json_string_peek(r->pack, "version");
 	int asked = r->o->variant || xg_json_string_peek(r->request, "variant");
-	char *ref;
 	int rc;
+	jv e;
 
 	if (!r->conv_new || !name || !version)
 		return 0;
-	ref = xg_asprintf("%s@%s", name, version);
-	rc = xg_variant_select(r->conv, ref, asked ? "requested" : "first compile", NULL);
-	free(ref);
-	return rc ? xg_run_fail(r, rc, "cannot keep the prompt's version in the conversation '%s'",
-				r->conv) : 0;
+	/* A shipped version is copied under the data tree, as a pin needs. */
+	if ((rc = xg_variant_keep(name, version)))
+		return xg_run_fail(r, rc, "cannot keep %s@%s for the conversation '%s'", name,
+				   version, r->conv);
+	e = xg_rec_new("variant_change");
+	e = xg_json_set(e, "to", jv_string_fmt("%s@%s", name, version));
+	e = xg_json_set(e, "reason", jv_string(asked ? "requested" : "first compile"));
+	return append(r, e);
 }
 
 /* A model other than the conversation's last is a model change, recorded
