@@ -1496,7 +1496,7 @@ teardown() {
 	make_repo
 	mkdir big
 	for i in $(seq 1 18); do
-		head -c 5000000 /dev/urandom > "big/f$i"
+		head -c 2000000 /dev/urandom > "big/f$i"
 	done
 	snap
 	assert_success
