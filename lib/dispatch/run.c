@@ -97,7 +97,8 @@ static void add_stages(struct xg_pipeline *p, const struct xg_dispatch_run *o, i
 	for (i = first; i < NSTAGES; i++) {
 		char *name = xg_asprintf("xg-%s", stages[i][0]);
 		char *path = xg_exec_find(stages[i][0]);
-		char *in_path = path ? xg_exec_find_in_path(stages[i][0]) : NULL;
+		/* The name shown matters only in the printed line. */
+		char *in_path = path && o->dry_run ? xg_exec_find_in_path(stages[i][0]) : NULL;
 		size_t n = 0;
 
 		if (!path)
