@@ -398,7 +398,7 @@ PY
 	run python3 - <<'PY'
 import os, select, sys
 from runpipe import read_to_end, start_cued
-p, r = start_cued(["xg-run"], "XG_RUN_SENT_FD", 1)
+p, r = start_cued(["xg-run"], "XG_RUN_SENT_FD")
 lines = open("upstream.ndjson", "rb").read().splitlines(True)
 p.stdin.write(lines[0])
 p.stdin.flush()

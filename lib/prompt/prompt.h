@@ -290,12 +290,15 @@ int xg_variant_save(const char *name, const char *dir, const char *tuned_for,
 		    const char *note, char **version);
 /* Moves name's head to an existing version (restore or revert). */
 int xg_variant_set_head(const char *name, const char *version);
-/* Copies a shipped default version under the data tree, if not there yet. */
-int xg_variant_keep(const char *name, const char *version);
 
 /* The conversation's selected "NAME@VERSION" (new string) into *ref, NULL
  * when it has none. */
 int xg_variant_selected(const char *conversation, char **ref);
+/* A variant_change entry into *entry (owned): from from (NULL: none) to ref
+ * ("NAME", its head, or "NAME@VERSION", which must exist), with reason
+ * (NULL: none); a shipped default version is copied under the data tree
+ * first, if not there yet.  Nothing is appended. */
+int xg_variant_change(const char *from, const char *ref, const char *reason, jv *entry);
 /* Appends a variant_change to the conversation: from its selected version
  * (if any) to ref ("NAME@VERSION", which must exist); *entry gets the entry
  * (owned) when entry is not NULL. */

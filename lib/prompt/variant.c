@@ -581,7 +581,8 @@ int xg_variant_set_head(const char *name, const char *version)
 	return rc;
 }
 
-int xg_variant_keep(const char *name, const char *version)
+/* Copies a shipped default version under the data tree, if not there yet. */
+static int keep(const char *name, const char *version)
 {
 	struct xg_prompt_manifest m;
 	char *dir, *head = NULL;
@@ -628,26 +629,39 @@ int xg_variant_selected(const char *conversation, char **ref)
 	return 0;
 }
 
+int xg_variant_change(const char *from, const char *ref, const char *reason, jv *entry)
+{
+	char *name = NULL, *version = NULL, *dir = NULL;
+	int rc;
+
+	if ((rc = xg_variant_parse_ref(ref, &name, &version)))
+		goto out;
+	if (!version && (rc = xg_variant_head(name, &version)))
+		goto out;
+	if ((rc = xg_variant_dir(name, version, &dir)) || (rc = keep(name, version)))
+		goto out;
+	*entry = xg_rec_new("variant_change");
+	if (from)
+		*entry = xg_json_set(*entry, "from", jv_string(from));
+	*entry = xg_json_set(*entry, "to", jv_string_fmt("%s@%s", name, version));
+	if (reason)
+		*entry = xg_json_set(*entry, "reason", jv_string(reason));
+out:
+	free(name);
+	free(version);
+	free(dir);
+	return rc;
+}
+
 int xg_variant_select(const char *conversation, const char *ref, const char *reason, jv *entry)
 {
-	char *name = NULL, *version = NULL, *dir = NULL, *from = NULL, *to = NULL;
+	char *from = NULL;
 	jv e;
 	int rc;
 
 	if ((rc = xg_variant_selected(conversation, &from)) ||
-	    (rc = xg_variant_parse_ref(ref, &name, &version)))
+	    (rc = xg_variant_change(from, ref, reason, &e)))
 		goto out;
-	if (!version && (rc = xg_variant_head(name, &version)))
-		goto out;
-	if ((rc = xg_variant_dir(name, version, &dir)) || (rc = xg_variant_keep(name, version)))
-		goto out;
-	to = xg_asprintf("%s@%s", name, version);
-	e = xg_rec_new("variant_change");
-	if (from)
-		e = xg_json_set(e, "from", jv_string(from));
-	e = xg_json_set(e, "to", jv_string(to));
-	if (reason)
-		e = xg_json_set(e, "reason", jv_string(reason));
 	if (entry)
 		*entry = jv_copy(e);
 	if (xg_conv_append(conversation, e) < 0)
@@ -657,10 +671,6 @@ int xg_variant_select(const char *conversation, const char *ref, const char *rea
 		*entry = jv_invalid();
 	}
 out:
-	free(name);
-	free(version);
-	free(dir);
 	free(from);
-	free(to);
 	return rc;
 }

@@ -224,24 +224,22 @@ int xg_run_note_version(struct run *r)
 	const char *name = xg_json_string_peek(r->pack, "variant");
 	const char *version = xg_json_string_peek(r->pack, "version");
 	int asked = r->o->variant || xg_json_string_peek(r->request, "variant");
-	char why[512];
+	char why[512], *ref;
 	int rc;
 	jv e;
 
 	if (!r->conv_new || !name || !version)
 		return 0;
-	/* A shipped version is copied under the data tree, as a pin needs;
-	 * why it could not be goes with the run's failure. */
+	/* Why it could not be goes with the run's failure. */
+	ref = xg_asprintf("%s@%s", name, version);
 	xg_error_keep(why, sizeof(why));
-	rc = xg_variant_keep(name, version);
+	rc = xg_variant_change(NULL, ref, asked ? "requested" : "first compile", &e);
 	xg_error_keep(NULL, 0);
 	if (rc)
-		return xg_run_fail(r, rc, "cannot keep %s@%s for the conversation '%s'%s%s", name,
-				   version, r->conv, *why ? ": " : "", why);
-	e = xg_rec_new("variant_change");
-	e = xg_json_set(e, "to", jv_string_fmt("%s@%s", name, version));
-	e = xg_json_set(e, "reason", jv_string(asked ? "requested" : "first compile"));
-	return append(r, e);
+		rc = xg_run_fail(r, rc, "cannot keep %s for the conversation '%s'%s%s", ref,
+				 r->conv, *why ? ": " : "", why);
+	free(ref);
+	return rc ? rc : append(r, e);
 }
 
 /* A model other than the conversation's last is a model change, recorded

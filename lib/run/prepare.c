@@ -8,11 +8,10 @@
  *
  * Two threads shorten the wait: libcurl's global set-up starts first (on
  * another CPU than the run's, when there is one), and a --gate filter
- * compiles while the model and pack are settled.  The
- * gate's is joined before the first request, as a filter that does not
- * compile fails the run before anything is sent or appended; libcurl's
- * once that request is out (input_on_sent), or when the run ends
- * (xg_run_prepare_join).
+ * compiles while the model and pack are settled.  The gate's is joined
+ * before the first request, as a filter that does not compile fails the
+ * run before anything is sent or appended; libcurl's once that request is
+ * out (input_on_sent), or when the run ends (xg_run_prepare_join).
  */
 #include "xg.h"
 #include "curl.h"

@@ -1,10 +1,9 @@
 /*
  * The threads of a run: the rest of the input and the snapshot (input.c),
  * the gate's compilation and libcurl's set-up (prepare.c), the stall watch
- * (stall.c).  Each starts
- * with SIGINT and SIGTERM blocked, so that a signal always reaches the main
- * thread and interrupts what it waits on (signal.c), on a stack of its own
- * that its join unmaps (lib/thread.c).
+ * (stall.c).  Each starts with SIGINT and SIGTERM blocked, so that a
+ * signal always reaches the main thread and interrupts what it waits on
+ * (signal.c), on a stack of its own that its join unmaps (lib/thread.c).
  */
 #include "xg.h"
 #include "run/internal.h"

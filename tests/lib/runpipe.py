@@ -24,13 +24,12 @@ def start(argv, stdin=subprocess.PIPE):
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
-def start_cued(argv, var, end):
-    """argv started as start does, with one end of a new pipe (end 0: the
-    read end, 1: the write end) as its descriptor 9, which the environment
-    variable var names, as xg hands a cue to the xg-run it starts; returns the
-    process and the pipe's other end, which only the test holds."""
-    r, w = os.pipe()
-    mine, theirs = (w, r) if end == 0 else (r, w)
+def start_cued(argv, var):
+    """argv started as start does, with the write end of a new pipe as its
+    descriptor 9, which the environment variable var names, as xg hands a
+    cue to the xg-run it starts; returns the process and the pipe's read
+    end, which only the test holds."""
+    mine, theirs = os.pipe()
     os.dup2(theirs, 9)
     os.close(theirs)
     p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
