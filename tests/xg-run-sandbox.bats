@@ -343,6 +343,63 @@ connect_each() {
 	[ "$(grep -c connected <<<"$out")" = 3 ] || fail "with the network the sockets are not left alone: $out"
 }
 
+# wrap_bwrap SCRIPT: a bwrap first in PATH that runs the shell text
+# SCRIPT (with "$@" the arguments xg gave) before the real one, each time
+# xg starts a command under it (not its probe); $sandboxed counts those.
+wrap_bwrap() {
+	local real
+	real=$(command -v bwrap)
+	mkdir -p "$BATS_TEST_TMPDIR/wrap"
+	sandboxed=$BATS_TEST_TMPDIR/sandboxed
+	: >"$sandboxed"
+	cat >"$BATS_TEST_TMPDIR/wrap/bwrap" <<-EOF
+	#!/bin/sh
+	case " \$* " in *" --json-status-fd "*)
+		echo start >>'$sandboxed'
+		$1 ;;
+	esac
+	exec '$real' "\$@"
+	EOF
+	chmod +x "$BATS_TEST_TMPDIR/wrap/bwrap"
+}
+
+@test "a socket gone before bwrap covers it: the sandbox is set up again, and the command runs once" {
+	need_bwrap
+	dir=$(mktemp -d /var/tmp/xg-gone-XXXXXX)
+	made=$dir
+	listener=""
+	listen "$dir/s.sock"
+	# Between xg's listing and bwrap's mount, as a socket that closes.
+	wrap_bwrap "for a; do [ \"\$a\" != '$dir/s.sock' ] || rm -f '$dir/s.sock'; done"
+	PATH="$BATS_TEST_TMPDIR/wrap:$PATH" bash_run "echo ran >>ran.txt; echo done" --sandbox
+	assert_success
+	[ "$(recs tool_result | jq -c '[.ok, .output]')" = '[true,"done"]' ] ||
+		fail "the command did not run in a sandbox set up again: $(recs tool_result)"
+	[ "$(cat ran.txt)" = ran ]
+	[ "$(wc -l <"$sandboxed")" = 2 ]
+}
+
+@test "a sandbox that cannot be set up runs nothing, says bwrap's error, and is tried three times" {
+	need_bwrap
+	wrap_bwrap 'set -- --ro-bind /nonexistent-xg /nonexistent-xg "$@"'
+	PATH="$BATS_TEST_TMPDIR/wrap:$PATH" bash_run "echo ran >>ran.txt" --sandbox
+	assert_success
+	[ ! -e ran.txt ]
+	[ "$(wc -l <"$sandboxed")" = 3 ]
+	recs tool_result | jq -e '.ok == false and (has("exit_code") | not)' >/dev/null ||
+		fail "a command that never ran has a result as if it had: $(recs tool_result)"
+	[[ "$out" == "bash: not run: the sandbox could not be set up: bwrap: "*"/nonexistent-xg"* ]] ||
+		fail "$out"
+	[ "$(grep -c bwrap <<<"$out")" = 1 ] || fail "bwrap's error is said more than once: $out"
+	# A command that ran and exited 1, as bwrap does when it fails, is run once.
+	wrap_bwrap :
+	PATH="$BATS_TEST_TMPDIR/wrap:$PATH" bash_run "echo ran >>ran.txt; exit 1" --sandbox
+	assert_success
+	[ "$(cat ran.txt)" = ran ]
+	[ "$(wc -l <"$sandboxed")" = 1 ]
+	[ "$(recs tool_result | jq -c '[.ok, .exit_code]')" = '[false,1]' ]
+}
+
 @test "the writable folders: XG_SANDBOX_WRITABLE and config.json's sandbox.writable, in run_start" {
 	need_bwrap
 	cache=$(mktemp -d /var/tmp/xg-cache-XXXXXX)

@@ -129,6 +129,17 @@ static void bash_sink(void *data, const char *p, size_t n)
 		xg_buf_consume(&o->tail, o->tail.len - (XG_TOOL_MAX_BYTES + 1));
 }
 
+/* How many times a sandbox that could not be set up is tried. */
+#define SANDBOX_TRIES 3
+
+/* Forgets what an attempt that ran nothing wrote (bwrap's error). */
+static void bash_out_clear(struct bash_out *o)
+{
+	o->bytes = o->newlines = 0;
+	o->last = -1;
+	xg_buf_reset(&o->tail);
+}
+
 static uint64_t count_lines(const char *p, size_t n)
 {
 	uint64_t lines = 0;
@@ -307,7 +318,8 @@ jv xg_tool_bash_peek(const struct xg_tool_ctx *ctx, jv args)
 	double timeout_s;
 	struct bash_out o = { XG_BUF_INIT(0), 0, 0, -1, NULL, -1, 0, NULL, 0, 0 };
 	struct xg_tool_proc c;
-	int clamped;
+	int clamped, tries;
+	int64_t stop_at;
 	jv r;
 
 	if (!command)
@@ -322,16 +334,33 @@ jv xg_tool_bash_peek(const struct xg_tool_ctx *ctx, jv args)
 		return xg_tool_fail("bash: cannot enter the workspace '%s': %s",
 				    ctx->workspace, strerror(errno));
 	o.ctx = ctx;
-	memset(&c, 0, sizeof(c));
-	c.sink = bash_sink;
-	c.sink_data = &o;
-	if (xg_tool_proc_start_sandboxed(ctx, &c, command, 1) < 0) {
-		r = xg_tool_fail("bash: cannot start %s: %s", ctx->sandbox && ctx->sandbox->bwrap ?
-				 ctx->sandbox->bwrap : "/bin/sh", strerror(errno));
-	} else {
-		xg_tool_proc_wait(ctx, &c, (int64_t)(timeout_s * 1000));
-		r = bash_result(&o, &c, timeout_s, clamped, o.file_path);
+	stop_at = xg_clock_ms() + (int64_t)(timeout_s * 1000);
+	for (tries = 1;; tries++) {
+		memset(&c, 0, sizeof(c));
+		c.sink = bash_sink;
+		c.sink_data = &o;
+		if (xg_tool_proc_start_sandboxed(ctx, &c, command, 1) < 0) {
+			r = xg_tool_fail("bash: cannot start %s: %s",
+					 ctx->sandbox && ctx->sandbox->bwrap ?
+					 ctx->sandbox->bwrap : "/bin/sh", strerror(errno));
+			goto out;
+		}
+		xg_tool_proc_wait(ctx, &c, stop_at - xg_clock_ms());
+		/* A sandbox not set up ran nothing: the usual cause is a
+		 * socket gone between its listing and bwrap's mount over it,
+		 * which the next listing leaves out. */
+		if (c.end != XG_TOOL_PROC_UNSET || tries == SANDBOX_TRIES ||
+		    xg_tool_proc_aborted(ctx))
+			break;
+		bash_out_clear(&o);
 	}
+	if (c.end == XG_TOOL_PROC_UNSET)
+		r = xg_tool_fail("bash: not run: the sandbox could not be set up: %.*s",
+				 (int)(o.tail.len && o.tail.buf[o.tail.len - 1] == '\n' ?
+				       o.tail.len - 1 : o.tail.len), o.tail.buf);
+	else
+		r = bash_result(&o, &c, timeout_s, clamped, o.file_path);
+out:
 	if (o.file >= 0) {
 		close(o.file);
 		/* Kept only when the model was shown part of it. */

@@ -84,7 +84,9 @@ enum xg_tool_proc_end {
 	XG_TOOL_PROC_EXIT,	/* it ended by itself: see status */
 	XG_TOOL_PROC_TIMEOUT,	/* killed at the call's timeout */
 	XG_TOOL_PROC_DEADLINE,	/* killed at the run's deadline */
-	XG_TOOL_PROC_ABORT	/* killed because the run is being stopped */
+	XG_TOOL_PROC_ABORT,	/* killed because the run is being stopped */
+	XG_TOOL_PROC_UNSET	/* the sandbox was not set up: the command never
+				 * ran, and its output is bwrap's error */
 };
 
 struct xg_tool_proc {
@@ -96,6 +98,7 @@ struct xg_tool_proc {
 	int pidfd;		/* readable when the shell ends, or -1 (old kernels) */
 	int status;		/* as waitpid gives it */
 	int reaped;
+	int setup;		/* bwrap's status (its read end), or -1 */
 	enum xg_tool_proc_end end;
 	/* Called with each piece of output. */
 	void (*sink)(void *data, const char *p, size_t n);
@@ -113,9 +116,13 @@ int xg_tool_proc_aborted(const struct xg_tool_ctx *ctx);
  */
 int xg_tool_proc_start(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c,
 		       const char *command, int with_input, int stderr_too);
-/* The same for bash: under ctx->sandbox when it has a bwrap. */
+/* The same for bash: under ctx->sandbox when it has a bwrap.  Whether
+ * the sandbox was set up is known once the wait is over: end is then
+ * XG_TOOL_PROC_UNSET if it was not. */
 int xg_tool_proc_start_sandboxed(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c,
 				 const char *command, int stderr_too);
+/* The descriptor bwrap writes its status on (--json-status-fd). */
+#define XG_TOOL_SANDBOX_STATUS_FD 3
 /* The bwrap command line that runs command in the sandbox sb with
  * workspace as its writable (or read-only) directory and cwd; new, freed
  * with xg_tool_sandbox_argv_free (sandbox.c). */

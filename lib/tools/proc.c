@@ -206,6 +206,7 @@ struct shell_start {
 	int stderr_too;
 	pid_t parent;
 	int keeper;		/* the keeper's socket, or -1: none */
+	int status_fd;		/* bwrap's status, given it as its fd 3, or -1 */
 };
 
 /*
@@ -247,10 +248,19 @@ static void exec_shell(const struct shell_start *s)
 		_exit(126);
 	if (s->stderr_too && dup2(s->out_fd, 2) < 0)
 		_exit(126);
+	fd = 3;
+	if (s->status_fd >= 0) {
+		/* dup2 onto itself would leave close-on-exec set. */
+		if (s->status_fd == XG_TOOL_SANDBOX_STATUS_FD
+		    ? fcntl(s->status_fd, F_SETFD, 0) < 0
+		    : dup2(s->status_fd, XG_TOOL_SANDBOX_STATUS_FD) < 0)
+			_exit(126);
+		fd = XG_TOOL_SANDBOX_STATUS_FD + 1;
+	}
 	/* Descriptors the caller left inheritable (a lock, a socket)
 	 * must not outlive it in a background job. */
-	if (close_range(3, ~0U, 0) < 0)
-		for (fd = 3; fd < 1024; fd++)
+	if (close_range((unsigned)fd, ~0U, 0) < 0)
+		for (; fd < 1024; fd++)
 			close(fd);
 	execve(s->path, s->argv, s->env);
 	_exit(127);
@@ -316,35 +326,47 @@ static pid_t spawn(const struct shell_start *st)
  * input is /dev/null, or a socket the caller writes (ask_user).  Returns 0,
  * or -1 with errno set.
  */
-static int spawn_shell(struct xg_tool_proc *c, const char *path, char *const *argv,
-		       const char *dir, char **env, int with_input, int stderr_too, int keeper)
+static void close_pair(int fd[2])
 {
-	struct shell_start st = { path, argv, env, dir, -1, -1, stderr_too, getpid(), keeper };
-	int out[2], in[2] = { -1, -1 };
+	int e = errno;
+
+	if (fd[0] >= 0) {
+		close(fd[0]);
+		close(fd[1]);
+	}
+	errno = e;
+}
+
+static int spawn_shell(struct xg_tool_proc *c, const char *path, char *const *argv,
+		       const char *dir, char **env, int with_input, int stderr_too, int keeper,
+		       int with_status)
+{
+	struct shell_start st = { path, argv, env, dir, -1, -1, stderr_too, getpid(), keeper, -1 };
+	int out[2], in[2] = { -1, -1 }, status[2] = { -1, -1 };
 	pid_t pid;
 
 	if (pipe2(out, O_CLOEXEC) < 0)
 		return -1;
-	if (with_input && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) < 0) {
-		close(out[0]);
-		close(out[1]);
+	if ((with_input && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) < 0) ||
+	    (with_status && pipe2(status, O_CLOEXEC | O_NONBLOCK) < 0)) {
+		close_pair(out);
+		close_pair(in);
 		return -1;
 	}
 	st.in_fd = with_input ? in[1] : -1;
 	st.out_fd = out[1];
+	st.status_fd = status[1];
 	pid = spawn(&st);
 	if (pid < 0) {
-		int e = errno;
-		close(out[0]);
-		close(out[1]);
-		if (in[0] >= 0) {
-			close(in[0]);
-			close(in[1]);
-		}
-		errno = e;
+		close_pair(out);
+		close_pair(in);
+		close_pair(status);
 		return -1;
 	}
 	close(out[1]);
+	if (status[1] >= 0)
+		close(status[1]);
+	c->setup = status[0];
 	c->pid = pid;
 #ifdef SYS_pidfd_open
 	c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -370,7 +392,7 @@ int xg_tool_proc_start(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c,
 	char *const argv[] = { "sh", "-c", (char *)command, NULL };
 	char **env = xg_exec_env(ctx->env_drop, NULL);
 	int rc = spawn_shell(c, "/bin/sh", argv, ctx->workspace, env, with_input, stderr_too,
-			     keeper_fd(ctx->procs));
+			     keeper_fd(ctx->procs), 0);
 
 	free(env);
 	return rc;
@@ -387,7 +409,7 @@ int xg_tool_proc_start_sandboxed(const struct xg_tool_ctx *ctx, struct xg_tool_p
 	argv = xg_tool_sandbox_argv(ctx->sandbox, ctx->workspace, command);
 	env = xg_exec_env(ctx->env_drop, NULL);
 	rc = spawn_shell(c, ctx->sandbox->bwrap, argv, ctx->workspace, env, 0, stderr_too,
-			 keeper_fd(ctx->procs));
+			 keeper_fd(ctx->procs), 1);
 	free(env);
 	xg_tool_sandbox_argv_free(argv);
 	return rc;
@@ -509,10 +531,36 @@ static int poll_set(const struct xg_tool_proc *c, const struct waiting *w, int64
 	return wait_ms;
 }
 
+/*
+ * Whether bwrap set the sandbox up: it reports the command's exit code on
+ * its status descriptor only when the command was started; without that
+ * report, its own exit 1 is a failure before the command (a mount it could
+ * not make: a path that went between the command line and the mount).
+ */
+static void sandbox_check(struct xg_tool_proc *c)
+{
+	char buf[4096];
+	size_t len = 0;
+	ssize_t n;
+
+	while (len < sizeof(buf) - 1 &&
+	       ((n = read(c->setup, buf + len, sizeof(buf) - 1 - len)) > 0 || (n < 0 && errno == EINTR)))
+		if (n > 0)
+			len += (size_t)n;
+	buf[len] = '\0';
+	close(c->setup);
+	c->setup = -1;
+	if (c->end == XG_TOOL_PROC_EXIT && WIFEXITED(c->status) && WEXITSTATUS(c->status) == 1 &&
+	    !strstr(buf, "\"exit-code\""))
+		c->end = XG_TOOL_PROC_UNSET;
+}
+
 /* Reaps the shell for good and closes what the wait used. */
 static void proc_close(const struct xg_tool_ctx *ctx, struct xg_tool_proc *c)
 {
 	proc_reap(c, 0);
+	if (c->setup >= 0)
+		sandbox_check(c);
 	if (c->pidfd >= 0)
 		close(c->pidfd);
 	c->pidfd = -1;

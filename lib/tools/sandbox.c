@@ -301,6 +301,10 @@ static const char *const proc_read_only[] = {
 	"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs", NULL
 };
 
+#define DIGITS(n) #n
+#define STATUS_FD_(n) DIGITS(n)
+#define STATUS_FD STATUS_FD_(XG_TOOL_SANDBOX_STATUS_FD)
+
 char **xg_tool_sandbox_argv(const struct xg_tool_sandbox *sb, const char *workspace,
 			    const char *command)
 {
@@ -315,6 +319,9 @@ char **xg_tool_sandbox_argv(const struct xg_tool_sandbox *sb, const char *worksp
 	 * (no --new-session: the command has no terminal to reach), so the
 	 * group's TERM and KILL reach it too. */
 	add(&c, "--die-with-parent");
+	/* It says there whether the command started (proc.c). */
+	add(&c, "--json-status-fd");
+	add(&c, STATUS_FD);
 	for (x = sb->userns ? strict_userns : strict_caps; *x; x++)
 		add(&c, *x);
 	add(&c, "--unshare-pid");
