@@ -494,8 +494,11 @@ void xg_run_compact_release(struct run *r);
 
 /* ---- prepare.c: before the first request ---- */
 
-/* The run's directory, the input, the model, the provider, the pack and
- * the gate, with records going to fp; 0 or fails the run. */
+/* The threads that load libcurl and compile the gate, first thing: the
+ * run's first request waits for libcurl's loading, and nothing else. */
+void xg_run_prepare_start(struct run *r);
+/* Then the run's directory, the input, the model, the provider, the pack
+ * and the gate, with records going to fp; 0 or fails the run. */
 int xg_run_prepare(struct run *r, FILE *fp);
 /* Joins the threads xg_run_prepare started, however far it got. */
 void xg_run_prepare_join(struct run *r);

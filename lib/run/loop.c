@@ -297,8 +297,13 @@ static int converse(struct run *r)
 
 	xg_run_turn_init(&t, r);
 	xg_run_slice_begin(r);
-	if (xg_run_load_history(r) || xg_run_note_version(r) || xg_run_note_model_change(r) ||
-	    xg_run_compact_fit_request(r) || xg_run_add_request_message(r))
+	if (xg_run_load_history(r) || xg_run_note_version(r) || xg_run_note_model_change(r))
+		goto out;
+	/* The watch starts with the first talk to the model (a compaction,
+	 * else the request): a thread made while libcurl still loads would
+	 * wait for it, and the work above would wait behind that. */
+	xg_run_watch_start(r);
+	if (xg_run_compact_fit_request(r) || xg_run_add_request_message(r))
 		goto out;
 	xg_run_steer_open(r);
 	for (;;) {
@@ -409,8 +414,8 @@ int xg_run(const struct xg_run_opts *o, FILE *fp)
 	mallopt(M_ARENA_MAX, 1);
 	r->o = o;
 	r->conv_hold = -1;
-	r->cue = -1;
 	r->steer.fd = -1;
+	xg_run_prepare_start(r);
 	r->t0 = xg_clock_ms();
 	xg_clock_rfc3339(xg_clock_wall_ms(), r->started);
 	r->request = r->snapshot = r->model = r->pack = jv_null();
@@ -419,8 +424,12 @@ int xg_run(const struct xg_run_opts *o, FILE *fp)
 	r->rc = -1;
 	xg_run_signals_catch(r);
 	if (xg_run_prepare(r, fp) == 0) {
-		xg_run_watch_start(r);
-		o->compact ? xg_run_compact_alone(r) : converse(r);
+		if (o->compact) {
+			xg_run_watch_start(r);
+			xg_run_compact_alone(r);
+		} else {
+			converse(r);
+		}
 	}
 	/* No child outlives the run, and the watch's last records are out
 	 * before run_end. */

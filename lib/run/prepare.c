@@ -628,10 +628,8 @@ static void input_on_sent(void *arg)
  * model is chosen and the pack compiled, and then, once the first request
  * is out, the rest of the input (with a snapshot to take) on another.
  */
-int xg_run_prepare(struct run *r, FILE *fp)
+void xg_run_prepare_start(struct run *r)
 {
-	int rc;
-
 	/* Before any thread that reads the environment starts. */
 	r->env_set = xg_curl_env();
 	r->cue = xg_env_fd("XG_RUN_SENT_FD");
@@ -642,6 +640,12 @@ int xg_run_prepare(struct run *r, FILE *fp)
 	r->warm_running = xg_run_thread_start(&r->warm_thread, xg_http_warm, NULL) == 0;
 	if (r->warm_running)
 		load_elsewhere(r->warm_thread.id);
+}
+
+int xg_run_prepare(struct run *r, FILE *fp)
+{
+	int rc;
+
 	xg_run_out_init(&r->out, fp);
 	r->id = r->o->run_id ? xg_strdup(r->o->run_id) : xg_conv_new_id();
 	if (xg_run_out_open(&r->out, r->id) < 0)
