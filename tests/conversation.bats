@@ -56,6 +56,25 @@ print([bool(re.match(t, e["at"])) for e in lines[1:]], lines[3]["at"])
 	EOF
 }
 
+@test "a new conversation comes into being whole: the header and its first entry, synced once, then named" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	cd "$BATS_TEST_TMPDIR"
+	echo '{"type":"message","role":"user","text":"first"}' |
+		strace -f -qq -e trace=write,fsync,fdatasync,link,linkat,rename,renameat,renameat2 \
+			-o "$BATS_TEST_TMPDIR/trace" xg-test lib conv-append c0
+	run types "$CONVS/c0.jsonl"
+	assert_output $'conversation\nmessage'
+	# One write holds both lines, one sync, and only then the name: no
+	# reader ever finds the file without its header or its first entry.
+	run grep -E '(write\(|fsync|fdatasync|link|rename).*' "$BATS_TEST_TMPDIR/trace"
+	[ "${#lines[@]}" = 3 ] || fail "$output"
+	[[ "${lines[0]}" == *'write('*'{\"type\":\"conversation\"'* ]] || fail "$output"
+	[[ "${lines[1]}" == *'fsync('* ]] || fail "$output"
+	[[ "${lines[2]}" == *'link('*'c0.jsonl.new'*'c0.jsonl")'* ]] || fail "$output"
+	[ "${lines[0]##* = }" = \
+		"$(wc -c <"$CONVS/c0.jsonl")" ] || fail "the file was not written in one write: $output"
+}
+
 @test "an older conversation left readable by others is made private on its next append" {
 	mkdir -p "$CONVS"
 	chmod 755 "$CONVS"
