@@ -268,6 +268,32 @@ print(same and len(a[key]) < len(b[key]) and json.dumps(b[key][:len(a[key])]) ==
 	done
 }
 
+@test "a long history goes out in parts from where it is kept, byte for byte the whole body, retries and keys too" {
+	# Past 64 KiB of messages kept from the last request, the body is sent
+	# as its own bytes around the kept ones: the first request (nothing
+	# kept yet) is one piece, the rest are parts, and every one of them
+	# must be the same bytes.  A key in a message is replaced in each.
+	for kind in openai-chat openai-responses anthropic-messages; do
+		fake_provider_start <<<'{"text":"one"}
+{"status":500,"body":{"error":{"message":"boom","type":"server_error"}}}
+{"text":"ok","repeat":2}'
+		python3 - "$XG_TEST_KEY" >"$BATS_TEST_TMPDIR/long.json" <<-'PY'
+		import json, sys
+		msgs = []
+		for i in range(40):
+		    msgs.append({"role": "user", "text": "line %d " % i + "x" * 3000})
+		    msgs.append({"role": "assistant", "text": "seen %d" % i})
+		msgs.append({"role": "user", "text": "the key is " + sys.argv[1] + ", keep it"})
+		print(json.dumps({"model": "m", "system": "S", "messages": msgs}))
+		PY
+		run xg-test provider --repeat 3 "$kind" "$FAKE_URL" <"$BATS_TEST_TMPDIR/long.json"
+		assert_success
+		run fake_log 'import os; print(len(log), len({r["sha256"] for r in log}), len(json.dumps(log[0]["body"])) > 120000, any(os.environ["XG_TEST_KEY"] in json.dumps(r["body"]) for r in log), all("the key is" in json.dumps(r["body"]) for r in log))'
+		assert_output "4 1 True False True"
+		fake_provider_stop
+	done
+}
+
 @test "429 with retry-after waits what the server asked, then succeeds" {
 	export XG_RETRY=base=1,cap=60000
 	fake_provider_start <<<'{"status":429,"headers":{"retry-after":"1"},"body":{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}}

@@ -240,33 +240,59 @@ static bool is_stream(const struct xg_http_response *r)
 }
 
 /*
+ * A request's body: the bytes made for it, and, once the messages the
+ * last request kept as bytes (encode.c) are many, a hole in them where
+ * those go, sent from where they are kept: a long run's requests are
+ * mostly its history, which copied whole into new memory at every round
+ * made each round cost more than the one before.  Below SPLIT_MIN the
+ * body is one piece, sent from where it is.
+ */
+struct body {
+	struct xg_buf own;
+	size_t hole;		/* where p->dumped.bytes go; SIZE_MAX: nowhere */
+};
+#define SPLIT_MIN (64 * 1024)
+
+/*
  * The body is let go once the answer has begun: a reply can stream for
  * minutes, and the request may be the largest thing the process holds.
  * The heap's free pages go back to the system with it, so that many runs
- * waiting at once cost each only what the rest of the run needs.
+ * waiting at once cost each only what the rest of the run needs.  (The
+ * kept bytes stay: the next request begins with them.)
  */
 static void let_body_go(void *arg)
 {
-	xg_buf_release(arg);
+	struct body *b = arg;
+
+	xg_buf_release(&b->own);
 	malloc_trim(0);
 }
 
 /* One attempt; e is set when it failed, *delivered to how many events it
  * delivered.  body may be released on the way. */
 static enum attempt one_attempt(struct xg_provider *p, const char *const *headers,
-				struct xg_buf *body, const struct xg_provider_callbacks *cb,
+				struct body *body, const struct xg_provider_callbacks *cb,
 				struct xg_provider_error *e, size_t *delivered)
 {
 	struct xg_provider_decoder *d = xg_decoder_new(p->wire, p->key, cb->on_event, cb->ctx);
 	struct xg_http_response *r = &p->last;
 	enum attempt rc = ATTEMPT_FAILED;
-	int sent;
+	struct xg_http_part parts[3] = { { body->own.buf, body->own.len } };
+	int sent, n = 1;
 
+	if (body->hole != SIZE_MAX) {
+		parts[0].n = body->hole;
+		parts[1].p = p->dumped.bytes.buf;
+		parts[1].n = p->dumped.bytes.len;
+		parts[2].p = body->own.buf + body->hole;
+		parts[2].n = body->own.len - body->hole;
+		n = 3;
+	}
 	xg_http_response_release(r);
 	xg_http_response_init(r);
 	p->http.answered_fn = let_body_go;
 	p->http.answered_arg = body;
-	sent = xg_http_post(&p->http, p->url, headers, body->buf, body->len, feed_decoder, d, r);
+	sent = xg_http_post(&p->http, p->url, headers, parts, n, feed_decoder, d, r);
 	*delivered = d->delivered;
 	if (d->stopped)
 		rc = ATTEMPT_STOPPED;
@@ -282,22 +308,49 @@ static enum attempt one_attempt(struct xg_provider *p, const char *const *header
 	return rc;
 }
 
+/* A key that reached the history in spite of everything still does not
+ * leave: the kept bytes had it replaced as they were written (encode.c),
+ * and the body's own bytes have it here, on each side of the hole. */
+static void redact_body(struct body *body)
+{
+	struct xg_buf tail = XG_BUF_INIT(0);
+	size_t len;
+
+	if (body->hole == SIZE_MAX) {
+		xg_redact_buf(&body->own);
+		return;
+	}
+	if (xg_redact_find(body->own.buf, body->own.len, &len) == body->own.len)
+		return;
+	xg_buf_add(&tail, body->own.buf + body->hole, body->own.len - body->hole);
+	explicit_bzero(body->own.buf + body->hole, body->own.len - body->hole);
+	xg_buf_setlen(&body->own, body->hole);
+	xg_redact_buf(&body->own);
+	xg_redact_buf(&tail);
+	body->hole = body->own.len;
+	xg_buf_add(&body->own, tail.buf, tail.len);
+	explicit_bzero(tail.buf, tail.len);
+	xg_buf_release(&tail);
+}
+
 /* Encodes request (consumed) into body, timing it for p->last_encode_us;
  * -1 with e set when the request is malformed. */
-static int encode_timed(struct xg_provider *p, jv request, struct xg_buf *body,
+static int encode_timed(struct xg_provider *p, jv request, struct body *body,
 			struct xg_provider_error *e)
 {
 	struct timespec a, b;
 	char msg[256] = "";
+	int split = p->dumped.bytes.len >= SPLIT_MIN;
 
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	if (xg_provider_encode(p, request, body, msg, sizeof(msg)) < 0) {
+	if (xg_provider_encode_split(p, request, &body->own, split ? &body->hole : NULL,
+				     msg, sizeof(msg)) < 0) {
 		xg_provider_error_set(e, "request", "%s", msg);
 		return -1;
 	}
-	/* A key that reached the history in spite of everything still
-	 * does not leave. */
-	xg_redact_buf(body);
+	if (!split)
+		body->hole = SIZE_MAX;
+	redact_body(body);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	p->last_encode_us = (b.tv_sec - a.tv_sec) * 1000000LL + (b.tv_nsec - a.tv_nsec) / 1000;
 	return 0;
@@ -306,7 +359,7 @@ static int encode_timed(struct xg_provider *p, jv request, struct xg_buf *body,
 /* Attempts until one finishes, the callback stops the request, or retry.c
  * gives up (e then holds the last error).  body holds the request
  * encoded; an attempt that let it go has it encoded again for the next. */
-static enum attempt attempts(struct xg_provider *p, jv request, struct xg_buf *body,
+static enum attempt attempts(struct xg_provider *p, jv request, struct body *body,
 			     const struct xg_provider_callbacks *cb, struct xg_provider_error *e)
 {
 	char **headers = request_headers(p);
@@ -325,7 +378,7 @@ static enum attempt attempts(struct xg_provider *p, jv request, struct xg_buf *b
 			rc = ATTEMPT_FAILED;
 			break;
 		}
-		if (!body->alloc && encode_timed(p, jv_copy(request), body, e) < 0) {
+		if (!body->own.alloc && encode_timed(p, jv_copy(request), body, e) < 0) {
 			rc = ATTEMPT_FAILED;
 			break;
 		}
@@ -344,14 +397,14 @@ static enum attempt attempts(struct xg_provider *p, jv request, struct xg_buf *b
 int xg_provider_stream(struct xg_provider *p, jv request,
 		       const struct xg_provider_callbacks *cb, struct xg_provider_error *err)
 {
-	struct xg_buf body = XG_BUF_INIT(0);
+	struct body body = { XG_BUF_INIT(0), SIZE_MAX };
 	struct xg_provider_error e;
 	enum attempt rc = ATTEMPT_FAILED;
 
 	if (encode_timed(p, jv_copy(request), &body, &e) == 0)
 		rc = attempts(p, request, &body, cb, &e);
 	jv_free(request);
-	xg_buf_release(&body);
+	xg_buf_release(&body.own);
 	if (rc == ATTEMPT_FINISHED)
 		return 0;
 	if (rc == ATTEMPT_STOPPED)

@@ -162,6 +162,14 @@ void xg_provider_walked_release(struct xg_provider *p)
 	p->walked.n = 0;
 }
 
+/* No item of the last dump is known any more: the next writes them all. */
+static void dumped_forget(struct xg_provider *p)
+{
+	if (p->dumped.n)
+		jv_free(p->dumped.items);
+	p->dumped.n = p->dumped.known = 0;
+}
+
 /* How many of src's n messages the kept walk covers (head consumed): 0
  * when it does not fit this request. */
 static int walked_peek(const struct xg_provider *p, jv head, jv src, int n)
@@ -206,8 +214,18 @@ static int encode_peek(struct xg_provider *p, jv req, jv *out, char *err, size_t
 				jv_string("tools"));
 	k = walked_peek(p, jv_copy(head), src, n);
 	if (k) {
-		e.body = jv_copy(p->walked.body);
-		e.list = jv_copy(p->walked.list);
+		/* Taken, not shared: a list with a second holder would be
+		 * copied whole by the first message added to it.  The last
+		 * dump's list is this one (its items are this list's first,
+		 * which dump_list need not compare again). */
+		e.body = p->walked.body;
+		e.list = p->walked.list;
+		p->walked.body = p->walked.list = jv_null();
+		if (p->dumped.n && jv_identical(jv_copy(p->dumped.items), jv_copy(e.list))) {
+			p->dumped.known = p->dumped.n;
+			jv_free(p->dumped.items);
+			p->dumped.items = jv_null();
+		}
 	} else {
 		e.body = xg_json_set(jv_object(), "model", jv_string(model));
 		e.list = jv_array();
@@ -228,6 +246,8 @@ static int encode_peek(struct xg_provider *p, jv req, jv *out, char *err, size_t
 			jv_free(e.body);
 			jv_free(head);
 			jv_free(before);
+			xg_provider_walked_release(p);
+			dumped_forget(p);
 			return -1;
 		}
 	}
@@ -252,30 +272,48 @@ static int encode_peek(struct xg_provider *p, jv req, jv *out, char *err, size_t
 void xg_provider_dumped_free(struct xg_provider *p)
 {
 	xg_provider_walked_release(p);
-	if (p->dumped.n)
-		jv_free(p->dumped.items);
-	p->dumped.n = 0;
+	dumped_forget(p);
 	xg_buf_release(&p->dumped.bytes);
 	free(p->dumped.ends);
 	p->dumped.ends = NULL;
 	p->dumped.alloc = 0;
 }
 
+/* The bytes of b from at on, with every secret of this process replaced
+ * (redact.h): each item is kept as it goes out. */
+static void redact_from(struct xg_buf *b, size_t at)
+{
+	struct xg_buf r = XG_BUF_INIT(0);
+	size_t len;
+
+	if (xg_redact_find(b->buf + at, b->len - at, &len) == b->len - at)
+		return;
+	xg_redact_mem(b->buf + at, b->len - at, &r);
+	explicit_bzero(b->buf + at, b->len - at);
+	xg_buf_setlen(b, at);
+	xg_buf_add(b, r.buf, r.len);
+	explicit_bzero(r.buf, r.len);
+	xg_buf_release(&r);
+}
+
 /* The list (borrowed) into out, the items the last list began with as
  * their bytes then, and what it wrote kept for the next; its lead items
- * are written from their values. */
-static int dump_list(struct xg_provider *p, struct xg_buf *out, jv list)
+ * are written from their values.  With hole, the kept bytes are left out
+ * of out, and *hole says where they go. */
+static int dump_list(struct xg_provider *p, struct xg_buf *out, jv list, size_t *hole)
 {
 	int i, k = 0, n = xg_json_length_peek(list), rc;
 	int lead = p->dumped.lead < n ? p->dumped.lead : n;
 	size_t at;
 
-	while (k < p->dumped.n && k < n &&
-	       jv_identical(jv_array_get(jv_copy(list), k), jv_array_get(jv_copy(p->dumped.items), k)))
-		k++;
-	if (p->dumped.n)
-		jv_free(p->dumped.items);
-	p->dumped.n = 0;
+	if (p->dumped.known)
+		k = p->dumped.known < n ? p->dumped.known : n;
+	else
+		while (k < p->dumped.n && k < n &&
+		       jv_identical(jv_array_get(jv_copy(list), k),
+				    jv_array_get(jv_copy(p->dumped.items), k)))
+			k++;
+	dumped_forget(p);
 	xg_buf_setlen(&p->dumped.bytes, k ? p->dumped.ends[k - 1] : 0);
 	if (n > p->dumped.alloc) {
 		p->dumped.alloc = n * 2;
@@ -292,6 +330,7 @@ static int dump_list(struct xg_provider *p, struct xg_buf *out, jv list)
 			xg_buf_setlen(&p->dumped.bytes, at);
 			return -1;
 		}
+		redact_from(&p->dumped.bytes, at);
 		p->dumped.ends[i] = p->dumped.bytes.len;
 	}
 	if (n) {
@@ -302,14 +341,16 @@ static int dump_list(struct xg_provider *p, struct xg_buf *out, jv list)
 	for (i = 0; !rc && i < lead; i++)
 		if (!(rc = i ? xg_buf_addch(out, ',') : 0))
 			rc = xg_json_dump(out, jv_array_get(jv_copy(list), i));
-	if (!rc)
+	if (!rc && hole)
+		*hole = out->len;
+	else if (!rc)
 		rc = xg_buf_add(out, p->dumped.bytes.buf, p->dumped.bytes.len);
 	return rc ? rc : xg_buf_addch(out, ']');
 }
 
 /* The body (consumed) into out, as xg_json_dump writes it, its list by
- * dump_list. */
-static int dump_body(struct xg_provider *p, struct xg_buf *out, jv body)
+ * dump_list (hole as there). */
+static int dump_body(struct xg_provider *p, struct xg_buf *out, jv body, size_t *hole)
 {
 	const char *key = p->wire->encode.list_key;
 	int rc = xg_buf_addch(out, '{'), first = 1;
@@ -322,7 +363,7 @@ static int dump_body(struct xg_provider *p, struct xg_buf *out, jv body)
 		if (!rc)
 			rc = xg_buf_addch(out, ':');
 		if (!rc && jv_get_kind(v) == JV_KIND_ARRAY && !strcmp(jv_string_value(k), key))
-			rc = dump_list(p, out, v);
+			rc = dump_list(p, out, v, hole);
 		else if (!rc)
 			rc = xg_json_dump(out, jv_copy(v));
 		jv_free(k);
@@ -333,12 +374,14 @@ static int dump_body(struct xg_provider *p, struct xg_buf *out, jv body)
 	return rc ? rc : xg_buf_addch(out, '}');
 }
 
-int xg_provider_encode(struct xg_provider *p, jv request, struct xg_buf *body,
-		       char *err, size_t errlen)
+int xg_provider_encode_split(struct xg_provider *p, jv request, struct xg_buf *body,
+			     size_t *hole, char *err, size_t errlen)
 {
 	jv out;
 	int rc;
 
+	if (hole)
+		*hole = SIZE_MAX;
 	if (jv_get_kind(request) != JV_KIND_OBJECT) {
 		snprintf(err, errlen, "request: not a JSON object");
 		jv_free(request);
@@ -348,5 +391,11 @@ int xg_provider_encode(struct xg_provider *p, jv request, struct xg_buf *body,
 	jv_free(request);
 	if (rc < 0)
 		return -1;
-	return dump_body(p, body, out);
+	return dump_body(p, body, out, hole);
+}
+
+int xg_provider_encode(struct xg_provider *p, jv request, struct xg_buf *body,
+		       char *err, size_t errlen)
+{
+	return xg_provider_encode_split(p, request, body, NULL, err, errlen);
 }

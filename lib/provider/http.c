@@ -401,8 +401,42 @@ void xg_http_release(struct xg_http *h)
 	memset(h, 0, sizeof(*h));
 }
 
-static void set_options(struct xg_http *h, const char *url, struct curl_slist *hdrs,
-			const char *body, size_t len)
+/* The body's next bytes, from its parts, for libcurl. */
+static size_t on_read(char *to, size_t size, size_t nmemb, void *arg)
+{
+	struct xg_http *h = arg;
+	size_t room = size * nmemb, done = 0, at = h->read_at, n;
+	int i;
+
+	for (i = 0; i < h->nparts && done < room; i++) {
+		if (at >= h->parts[i].n) {
+			at -= h->parts[i].n;
+			continue;
+		}
+		n = h->parts[i].n - at;
+		if (n > room - done)
+			n = room - done;
+		memcpy(to + done, h->parts[i].p + at, n);
+		done += n;
+		at = 0;
+	}
+	h->read_at += done;
+	return done;
+}
+
+/* Back to an offset of the body, when libcurl sends it again (on a new
+ * connection, the kept one having closed). */
+static int on_seek(void *arg, curl_off_t offset, int origin)
+{
+	struct xg_http *h = arg;
+
+	if (origin != SEEK_SET || offset < 0 || (size_t)offset > h->body_len)
+		return CURL_SEEKFUNC_CANTSEEK;
+	h->read_at = (size_t)offset;
+	return CURL_SEEKFUNC_OK;
+}
+
+static void set_options(struct xg_http *h, const char *url, struct curl_slist *hdrs)
 {
 	CURL *e = h->easy;
 
@@ -411,8 +445,18 @@ static void set_options(struct xg_http *h, const char *url, struct curl_slist *h
 	h->curl->easy_reset(e);
 	h->curl->easy_setopt(e, CURLOPT_URL, url);
 	h->curl->easy_setopt(e, CURLOPT_POST, 1L);
-	h->curl->easy_setopt(e, CURLOPT_POSTFIELDS, body);
-	h->curl->easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	if (h->nparts == 1) {
+		h->curl->easy_setopt(e, CURLOPT_POSTFIELDS, h->parts[0].p);
+	} else {
+		h->read_at = 0;
+		h->curl->easy_setopt(e, CURLOPT_READFUNCTION, on_read);
+		h->curl->easy_setopt(e, CURLOPT_READDATA, h);
+		h->curl->easy_setopt(e, CURLOPT_SEEKFUNCTION, on_seek);
+		h->curl->easy_setopt(e, CURLOPT_SEEKDATA, h);
+		/* libcurl's smallest: what it copies the parts through. */
+		h->curl->easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, 16384L);
+	}
+	h->curl->easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)h->body_len);
 	h->curl->easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
 	h->curl->easy_setopt(e, CURLOPT_USERAGENT, "xg/" XG_VERSION);
 	h->curl->easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -510,11 +554,11 @@ static int transfer(struct xg_http *h, struct xg_http_response *resp)
 }
 
 int xg_http_post(struct xg_http *h, const char *url, const char *const *headers,
-		 const char *body, size_t len, xg_http_body_fn fn, void *ctx,
+		 const struct xg_http_part *parts, int nparts, xg_http_body_fn fn, void *ctx,
 		 struct xg_http_response *resp)
 {
 	struct curl_slist *hdrs = NULL, *tmp;
-	int rc;
+	int rc, i;
 
 	set_up(h);
 	for (; headers && *headers; headers++) {
@@ -527,9 +571,12 @@ int xg_http_post(struct xg_http *h, const char *url, const char *const *headers,
 	h->body_fn = fn;
 	h->body_ctx = ctx;
 	h->checked_type = 0;
-	set_options(h, url, hdrs, body, len);
+	h->parts = parts;
+	h->nparts = nparts;
+	for (h->body_len = 0, i = 0; i < nparts; i++)
+		h->body_len += parts[i].n;
+	set_options(h, url, hdrs);
 	h->curl->multi_add_handle(h->multi, h->easy);
-	h->body_len = len;
 	rc = transfer(h, resp);
 	check_sent(h, 1);
 	h->answered_fn = NULL;
@@ -544,5 +591,7 @@ int xg_http_post(struct xg_http *h, const char *url, const char *const *headers,
 		explicit_bzero(tmp->data, strlen(tmp->data));
 	h->curl->slist_free_all(hdrs);
 	h->resp = NULL;
+	h->parts = NULL;
+	h->nparts = 0;
 	return rc;
 }

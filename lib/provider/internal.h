@@ -121,6 +121,11 @@ void xg_decoder_slot_set(char **field, const char *value);
 /* Drops the walk and the list's bytes encode.c keeps of the last request;
  * the second frees their buffers too. */
 void xg_provider_walked_release(struct xg_provider *p);
+/* xg_provider_encode, but the list's kept bytes (p->dumped.bytes, as they
+ * stand until the next encode) are left out of body: *hole is where they
+ * go, SIZE_MAX when the body has no list. */
+int xg_provider_encode_split(struct xg_provider *p, jv request, struct xg_buf *body,
+			     size_t *hole, char *err, size_t errlen);
 void xg_provider_dumped_free(struct xg_provider *p);
 
 struct xg_encode {

@@ -62,6 +62,12 @@ struct xg_http_response {
 
 struct xg_curl;
 
+/* A piece of a request's body; a body is one or more, sent in order. */
+struct xg_http_part {
+	const char *p;
+	size_t n;
+};
+
 struct xg_http {
 	const struct xg_curl *curl;	/* libcurl (curl.h), from the first request */
 	void *multi;		/* CURLM */
@@ -81,6 +87,9 @@ struct xg_http {
 	int64_t last_byte_ms;
 	int checked_type;
 	size_t body_len;
+	const struct xg_http_part *parts;	/* the body of several parts */
+	int nparts;
+	size_t read_at;		/* how much of them libcurl has read */
 	/* Called once, on the thread that posts, when a request's body has
 	 * all been sent or its transfer ended without that: then clear. */
 	void (*sent_fn)(void *arg);
@@ -106,13 +115,17 @@ void xg_http_response_init(struct xg_http_response *r);
 void xg_http_response_release(struct xg_http_response *r);
 
 /*
- * POSTs body to url with the given "Name: value" header lines (NULL
- * terminated).  Returns 0 when an HTTP response arrived whole (whatever its
- * status), -1 on a transport failure, an idle timeout, an abort by the
- * callback or a readable wake_fd (resp says which).
+ * POSTs the body, the nparts parts one after the other, to url with the
+ * given "Name: value" header lines (NULL terminated).  One part goes from
+ * where it is; several are read as they go out, so that a body made of a
+ * large part kept from the last request and a few new bytes is never
+ * copied whole.  The parts stay untouched until the post returns (or
+ * answered_fn is called).  Returns 0 when an HTTP response arrived whole
+ * (whatever its status), -1 on a transport failure, an idle timeout, an
+ * abort by the callback or a readable wake_fd (resp says which).
  */
 int xg_http_post(struct xg_http *h, const char *url, const char *const *headers,
-		 const char *body, size_t len, xg_http_body_fn fn, void *ctx,
+		 const struct xg_http_part *parts, int nparts, xg_http_body_fn fn, void *ctx,
 		 struct xg_http_response *resp);
 
 /*
@@ -394,6 +407,8 @@ struct xg_provider {
 		struct xg_buf bytes;
 		size_t *ends;
 		int n, alloc, lead;
+		int known;	/* of them, how many the next list begins
+				 * with for certain (items then let go) */
 	} dumped;
 	/* Figures from the last attempt, for tests and benchmarks. */
 	int64_t last_encode_us;
