@@ -206,14 +206,15 @@ int xg_conv_sync_wait(struct xg_conv_sync *sync)
 
 /*
  * A new conversation's file comes into being with its header in it, and
- * the first entry when there is one (first, its line): both are written to
- * a file of its own, synced, and linked to the name, which fails harmlessly
- * when another writer made it first.  Made empty and then written, a kill
- * between the two would leave a file with no header.  1 when the file was
- * made with the entry in it, 0 when another writer had made it (the entry
- * is still to append), -1 after reporting.
+ * the first entry when there is one (first, borrowed; jv_invalid() for
+ * none), stamped after the header is: both are written to a file of its
+ * own, synced, and linked to the name, which fails harmlessly when another
+ * writer made it first.  Made empty and then written, a kill between the
+ * two would leave a file with no header.  1 when the file was made with
+ * the entry in it, 0 when another writer had made it (the entry is still
+ * to append), -1 after reporting.
  */
-static int create_with_header(const char *id, const char *path, const struct xg_buf *first)
+static int create_with_header(const char *id, const char *path, jv first)
 {
 	struct xg_buf b = XG_BUF_INIT(0);
 	char *tmp = xg_asprintf("%s.newXXXXXX", path);
@@ -225,8 +226,10 @@ static int create_with_header(const char *id, const char *path, const struct xg_
 	}
 	xg_json_dump(&b, header(id));
 	xg_buf_addch(&b, '\n');
-	if (first)
-		xg_buf_add(&b, first->buf, first->len);
+	if (jv_is_valid(first)) {
+		xg_json_dump(&b, with_stamp(jv_copy(first)));
+		xg_buf_addch(&b, '\n');
+	}
 	if (fchmod(fd, 0600) < 0 || xg_write_all(fd, b.buf, b.len) < 0 || fsync(fd) < 0) {
 		xg_error_errno("cannot write '%s'", tmp);
 		close(fd);
@@ -235,7 +238,7 @@ static int create_with_header(const char *id, const char *path, const struct xg_
 	}
 	close(fd);
 	if (link(tmp, path) == 0)
-		rc = first != NULL;
+		rc = jv_is_valid(first);
 	else if (errno == EEXIST)
 		rc = 0;
 	else
@@ -268,18 +271,13 @@ static int append(const char *id, jv entry, xg_conv_check_fn still, void *ctx,
 	if (access(path, F_OK) < 0 && errno == ENOENT) {
 		/* The first entry goes in with the header, synced with it,
 		 * unless still must look first, under the lock. */
-		if (!still) {
-			xg_json_dump(&line, with_stamp(jv_copy(entry)));
-			xg_buf_addch(&line, '\n');
-		}
-		made = create_with_header(id, path, still ? NULL : &line);
+		made = create_with_header(id, path, still ? jv_invalid() : entry);
 		if (made < 0)
 			goto out;
 		if (made) {
 			rc = 0;
 			goto out;
 		}
-		xg_buf_reset(&line);
 	}
 	fd = xg_lock_file_mode(path, O_RDWR | O_APPEND | O_CREAT, 0600, xg_lock_timeout_ms());
 	if (fd < 0)

@@ -65,6 +65,8 @@ print([bool(re.match(t, e["at"])) for e in lines[1:]], lines[3]["at"])
 			-o "$BATS_TEST_TMPDIR/trace" xg-test lib conv-append c0
 	run types "$CONVS/c0.jsonl"
 	assert_output $'conversation\nmessage'
+	run jq -rs '.[0].created <= .[1].at' "$CONVS/c0.jsonl"
+	assert_output true
 	# One write holds both lines, one sync, and only then the name: no
 	# reader ever finds the file without its header or its first entry.
 	run grep -E '(write\(|fsync|fdatasync|link|rename).*' "$BATS_TEST_TMPDIR/trace"
