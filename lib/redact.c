@@ -91,19 +91,27 @@ void xg_redact_mem(const char *s, size_t n, struct xg_buf *out)
 	xg_buf_add(out, s, n);
 }
 
-void xg_redact_buf(struct xg_buf *b)
+size_t xg_redact_buf_range(struct xg_buf *b, size_t at, size_t end)
 {
 	struct xg_buf out = XG_BUF_INIT(0);
-	size_t len;
+	size_t len, rest = b->len - end;
 
-	if (!b->len || xg_redact_find(b->buf, b->len, &len) == b->len)
-		return;
-	xg_redact_mem(b->buf, b->len, &out);
-	explicit_bzero(b->buf, b->len);
-	xg_buf_reset(b);
+	if (at >= end || xg_redact_find(b->buf + at, end - at, &len) == end - at)
+		return end;
+	xg_redact_mem(b->buf + at, end - at, &out);
+	end = at + out.len;
+	xg_buf_add(&out, b->buf + b->len - rest, rest);
+	explicit_bzero(b->buf + at, b->len - at);
+	xg_buf_setlen(b, at);
 	xg_buf_add(b, out.buf, out.len);
 	explicit_bzero(out.buf, out.len);
 	xg_buf_release(&out);
+	return end;
+}
+
+void xg_redact_buf(struct xg_buf *b)
+{
+	xg_redact_buf_range(b, 0, b->len);
 }
 
 static jv redact_string(jv s)

@@ -31,6 +31,9 @@ size_t xg_redact_find(const char *s, size_t n, size_t *len);
 void xg_redact_mem(const char *s, size_t n, struct xg_buf *out);
 /* Replaces every secret in b, in place. */
 void xg_redact_buf(struct xg_buf *b);
+/* The same for b's bytes [at, end) alone, the rest kept where it is
+ * relative to them; returns where that range now ends. */
+size_t xg_redact_buf_range(struct xg_buf *b, size_t at, size_t end);
 /* v (consumed) with every secret replaced in its strings and keys. */
 jv xg_redact_jv(jv v);
 

@@ -2,7 +2,8 @@
 #define XG_H
 /*
  * The one header every libxg and cmd/ source file includes first: the system
- * headers we use everywhere, libxg's core, and the banned-function list last.
+ * headers we use everywhere, libxg's core, one macro, and the
+ * banned-function list last.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -33,6 +34,10 @@
 #include "clock.h"
 #include "redact.h"
 #include "steer.h"
+
+/* A macro's value as a string literal: XG_STR(XG_TOOL_MAX_LINES). */
+#define XG_STR_(x) #x
+#define XG_STR(x) XG_STR_(x)
 
 #include "banned.h"
 #endif

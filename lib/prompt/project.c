@@ -18,8 +18,6 @@
 #include "prompt/internal.h"
 
 #define FILE_NAME "AGENTS.md"
-#define XG_STR_(x) #x
-#define XG_STR(x) XG_STR_(x)
 /* A code point is at most 4 bytes, and so is what becomes one U+FFFD, so
  * this many bytes always hold more characters than the budget. */
 #define READ_MAX (4 * (size_t)XG_PROMPT_PROJECT_BUDGET + 4)

@@ -23,8 +23,6 @@
 #define FILE_NAME "SKILL.md"
 #define PROJECT_DIR ".agents/skills"
 #define NAME_MAX_LEN 64
-#define XG_STR_(x) #x
-#define XG_STR(x) XG_STR_(x)
 
 static const char intro[] =
 	"# Skills\n"

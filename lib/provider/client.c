@@ -313,24 +313,12 @@ static enum attempt one_attempt(struct xg_provider *p, const char *const *header
  * and the body's own bytes have it here, on each side of the hole. */
 static void redact_body(struct body *body)
 {
-	struct xg_buf tail = XG_BUF_INIT(0);
-	size_t len;
-
 	if (body->hole == SIZE_MAX) {
 		xg_redact_buf(&body->own);
 		return;
 	}
-	if (xg_redact_find(body->own.buf, body->own.len, &len) == body->own.len)
-		return;
-	xg_buf_add(&tail, body->own.buf + body->hole, body->own.len - body->hole);
-	explicit_bzero(body->own.buf + body->hole, body->own.len - body->hole);
-	xg_buf_setlen(&body->own, body->hole);
-	xg_redact_buf(&body->own);
-	xg_redact_buf(&tail);
-	body->hole = body->own.len;
-	xg_buf_add(&body->own, tail.buf, tail.len);
-	explicit_bzero(tail.buf, tail.len);
-	xg_buf_release(&tail);
+	body->hole = xg_redact_buf_range(&body->own, 0, body->hole);
+	xg_redact_buf_range(&body->own, body->hole, body->own.len);
 }
 
 /* Encodes request (consumed) into body, timing it for p->last_encode_us;

@@ -279,23 +279,6 @@ void xg_provider_dumped_free(struct xg_provider *p)
 	p->dumped.alloc = 0;
 }
 
-/* The bytes of b from at on, with every secret of this process replaced
- * (redact.h): each item is kept as it goes out. */
-static void redact_from(struct xg_buf *b, size_t at)
-{
-	struct xg_buf r = XG_BUF_INIT(0);
-	size_t len;
-
-	if (xg_redact_find(b->buf + at, b->len - at, &len) == b->len - at)
-		return;
-	xg_redact_mem(b->buf + at, b->len - at, &r);
-	explicit_bzero(b->buf + at, b->len - at);
-	xg_buf_setlen(b, at);
-	xg_buf_add(b, r.buf, r.len);
-	explicit_bzero(r.buf, r.len);
-	xg_buf_release(&r);
-}
-
 /* The list (borrowed) into out, the items the last list began with as
  * their bytes then, and what it wrote kept for the next; its lead items
  * are written from their values.  With hole, the kept bytes are left out
@@ -330,7 +313,8 @@ static int dump_list(struct xg_provider *p, struct xg_buf *out, jv list, size_t 
 			xg_buf_setlen(&p->dumped.bytes, at);
 			return -1;
 		}
-		redact_from(&p->dumped.bytes, at);
+		/* Kept as it goes out: with no secret of this process. */
+		xg_redact_buf_range(&p->dumped.bytes, at, p->dumped.bytes.len);
 		p->dumped.ends[i] = p->dumped.bytes.len;
 	}
 	if (n) {

@@ -500,7 +500,7 @@ void xg_run_prepare_start(struct run *r);
 /* Then the run's directory, the input, the model, the provider, the pack
  * and the gate, with records going to fp; 0 or fails the run. */
 int xg_run_prepare(struct run *r, FILE *fp);
-/* Joins the threads xg_run_prepare started, however far it got. */
+/* Joins the threads xg_run_prepare_start started, however far the run got. */
 void xg_run_prepare_join(struct run *r);
 
 /* ---- call.c: one provider call ---- */

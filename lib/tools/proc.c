@@ -319,13 +319,7 @@ static pid_t spawn(const struct shell_start *st)
 }
 #endif
 
-/*
- * Starts /bin/sh -c command in dir, in a session (and so a process group)
- * of its own, with no controlling terminal, so nothing it runs can wait on
- * the person's terminal.  Standard output and error go to one pipe; standard
- * input is /dev/null, or a socket the caller writes (ask_user).  Returns 0,
- * or -1 with errno set.
- */
+/* Closes a pipe's or a socket pair's two ends, if made, keeping errno. */
 static void close_pair(int fd[2])
 {
 	int e = errno;
@@ -337,6 +331,14 @@ static void close_pair(int fd[2])
 	errno = e;
 }
 
+/*
+ * Starts /bin/sh -c command in dir, in a session (and so a process group)
+ * of its own, with no controlling terminal, so nothing it runs can wait on
+ * the person's terminal.  Standard output and error go to one pipe; standard
+ * input is /dev/null, or a socket the caller writes (ask_user); with
+ * with_status, bwrap's status goes to a pipe (its descriptor 3; c->setup
+ * the read end).  Returns 0, or -1 with errno set.
+ */
 static int spawn_shell(struct xg_tool_proc *c, const char *path, char *const *argv,
 		       const char *dir, char **env, int with_input, int stderr_too, int keeper,
 		       int with_status)

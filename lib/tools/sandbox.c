@@ -301,10 +301,6 @@ static const char *const proc_read_only[] = {
 	"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs", NULL
 };
 
-#define DIGITS(n) #n
-#define STATUS_FD_(n) DIGITS(n)
-#define STATUS_FD STATUS_FD_(XG_TOOL_SANDBOX_STATUS_FD)
-
 char **xg_tool_sandbox_argv(const struct xg_tool_sandbox *sb, const char *workspace,
 			    const char *command)
 {
@@ -321,7 +317,7 @@ char **xg_tool_sandbox_argv(const struct xg_tool_sandbox *sb, const char *worksp
 	add(&c, "--die-with-parent");
 	/* It says there whether the command started (proc.c). */
 	add(&c, "--json-status-fd");
-	add(&c, STATUS_FD);
+	add(&c, XG_STR(XG_TOOL_SANDBOX_STATUS_FD));
 	for (x = sb->userns ? strict_userns : strict_caps; *x; x++)
 		add(&c, *x);
 	add(&c, "--unshare-pid");

@@ -54,6 +54,13 @@ procs_with() {
 	return 0
 }
 
+# Whether the programs under test are the sanitizers' build (make check
+# SANITIZE=1).
+sanitized() {
+	case "${XG_MAKEFLAGS:-}" in *SANITIZE=1*) return 0 ;; esac
+	return 1
+}
+
 # Runs "$@" with stdout and stderr kept apart: $output is stdout, $stderr
 # the diagnostics.
 bats_require_minimum_version 1.5.0
